@@ -1,0 +1,335 @@
+"""Typed records for the inventory, parsed from v1-shaped raw objects.
+
+Pure: no Django. Input is a raw object already passed through ``normalize.normalize``;
+output is frozen dataclasses with the fields pages filter and join on. The raw object is
+kept by the caller beside these fields, so nothing the API adds later is lost.
+
+Sources of each fact (``resource.k8s.io/v1`` ResourceSlice):
+- ``spec.driver``, ``spec.pool.{name,generation,resourceSliceCount}``, ``spec.nodeName``
+  (or ``spec.allNodes`` / ``spec.nodeSelector`` for network-attached pools);
+- per device ``spec.devices[].name``, ``attributes`` (each holds exactly one of ``string``,
+  ``int``, ``bool``, ``version``) and ``capacity`` (``{value: <quantity>}``).
+NVIDIA's driver ``gpu.nvidia.com`` publishes unqualified attribute names (``uuid``,
+``productName``, ``type``, ``profile``, ``parentUUID``...) which belong to the driver's
+domain; ``resource.kubernetes.io/pciBusID`` is a standard qualified name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from kubernetes.utils.quantity import parse_quantity as _k8s_parse_quantity
+
+GPU_DRIVER = "gpu.nvidia.com"
+PCI_BUS_ID_ATTR = "resource.kubernetes.io/pciBusID"
+
+
+def parse_quantity(value: Any) -> Decimal | None:
+    """A Kubernetes quantity (``"81559Mi"``, ``"16"``, ``"1.5G"``) as a Decimal in base units.
+
+    Returns None for anything that is not a valid quantity (never raises on cluster text).
+    """
+    if value is None:
+        return None
+    try:
+        return Decimal(_k8s_parse_quantity(value))
+    except (ValueError, TypeError, InvalidOperation):
+        return None
+
+
+def attribute_value(attr: Any) -> Any:
+    """The Python value of one DeviceAttribute (``{string|int|bool|version: x}``)."""
+    if not isinstance(attr, dict):
+        return None
+    for key in ("string", "int", "bool", "version"):
+        if key in attr:
+            return attr[key]
+    return None
+
+
+def _qualified(name: str, driver: str) -> str:
+    return name if "/" in name else f"{driver}/{name}"
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device entry of a ResourceSlice, keyed like an allocation result names it.
+
+    ``attributes``: fully qualified name (``gpu.nvidia.com/productName``) -> value.
+    ``capacity``: fully qualified name -> quantity string as published.
+    ``memory_bytes``: capacity ``memory`` in bytes (the driver publishes e.g. ``81559Mi``).
+    ``type``: the driver's ``type`` attribute (``gpu``, ``mig``, ``vfio`` ...) or ``other``.
+    """
+
+    driver: str
+    pool: str
+    name: str
+    node_name: str | None
+    slice_name: str
+    type: str
+    uuid: str | None
+    parent_uuid: str | None
+    product_name: str | None
+    profile: str | None
+    architecture: str | None
+    driver_version: str | None
+    pci_bus_id: str | None
+    memory_bytes: int | None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    capacity: dict[str, str] = field(default_factory=dict)
+    consumes_counters: bool = False
+    taints: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """(driver, pool, device): exactly what ``status.allocation.devices.results[]`` names."""
+        return (self.driver, self.pool, self.name)
+
+    def attr(self, name: str) -> Any:
+        return self.attributes.get(_qualified(name, self.driver))
+
+
+@dataclass(frozen=True)
+class ResourceSlice:
+    """A ResourceSlice: one pool's share of devices, usually one per node and driver."""
+
+    uid: str
+    name: str
+    driver: str
+    pool: str
+    pool_generation: int
+    resource_slice_count: int
+    node_name: str | None
+    all_nodes: bool
+    devices: tuple[Device, ...]
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else (None if v is None else str(v))
+
+
+def _int(v: Any, default: int = 0) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def object_uid(obj: dict[str, Any]) -> str:
+    """``metadata.uid``, or a stable stand-in for objects published without one.
+
+    Some real dumps (e.g. edited evidence files) carry no uid; the stand-in is
+    ``kind/namespace/name`` so such objects still reconcile by identity.
+    """
+    meta = obj.get("metadata") or {}
+    uid = meta.get("uid")
+    if isinstance(uid, str) and uid:
+        return uid
+    ns = meta.get("namespace") or ""
+    return f"{obj.get('kind')}/{ns}/{meta.get('name')}"
+
+
+def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
+    """Parse a v1 ResourceSlice. Raises ``ValueError`` when ``spec.driver`` or pool is missing."""
+    meta = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    driver = spec.get("driver")
+    pool = spec.get("pool") or {}
+    if not isinstance(driver, str) or not driver or not isinstance(pool.get("name"), str):
+        raise ValueError(f"ResourceSlice {meta.get('name')!r} has no spec.driver or spec.pool.name")
+    node = _str(spec.get("nodeName"))
+    devices: list[Device] = []
+    for d in spec.get("devices") or []:
+        if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+            raise ValueError(f"ResourceSlice {meta.get('name')!r} has a device without a name")
+        attrs = {
+            _qualified(k, driver): attribute_value(v) for k, v in (d.get("attributes") or {}).items()
+        }
+        caps = {
+            _qualified(k, driver): _str((v or {}).get("value")) or ""
+            for k, v in (d.get("capacity") or {}).items()
+            if isinstance(v, dict)
+        }
+
+        def a(n: str, attrs: dict[str, Any] = attrs) -> Any:
+            return attrs.get(_qualified(n, driver))
+
+        mem = parse_quantity(caps.get(_qualified("memory", driver)))
+        dtype = a("type")
+        devices.append(
+            Device(
+                driver=driver,
+                pool=pool["name"],
+                name=d["name"],
+                node_name=node,
+                slice_name=str(meta.get("name")),
+                type=str(dtype) if dtype else "other",
+                uuid=_str(a("uuid")),
+                parent_uuid=_str(a("parentUUID")),
+                product_name=_str(a("productName")),
+                profile=_str(a("profile")),
+                architecture=_str(a("architecture")),
+                driver_version=_str(a("driverVersion")),
+                pci_bus_id=_str(attrs.get(PCI_BUS_ID_ATTR)),
+                memory_bytes=int(mem) if mem is not None else None,
+                attributes=attrs,
+                capacity=caps,
+                consumes_counters=bool(d.get("consumesCounters")),
+                taints=tuple(t for t in d.get("taints") or [] if isinstance(t, dict)),
+            )
+        )
+    return ResourceSlice(
+        uid=object_uid(obj),
+        name=str(meta.get("name")),
+        driver=driver,
+        pool=pool["name"],
+        pool_generation=_int(pool.get("generation")),
+        resource_slice_count=_int(pool.get("resourceSliceCount"), 1),
+        node_name=node,
+        all_nodes=bool(spec.get("allNodes")),
+        devices=tuple(devices),
+    )
+
+
+@dataclass(frozen=True)
+class AllocationResult:
+    """One ``status.allocation.devices.results[]`` entry of a ResourceClaim."""
+
+    request: str
+    driver: str
+    pool: str
+    device: str
+
+    @property
+    def device_key(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool, self.device)
+
+
+@dataclass(frozen=True)
+class ConsumerRef:
+    """One ``status.reservedFor[]`` entry: usually a pod (``resource: pods``)."""
+
+    resource: str
+    name: str
+    uid: str
+    api_group: str = ""
+
+
+@dataclass(frozen=True)
+class ResourceClaim:
+    """A ResourceClaim's identity, requests, allocation and consumers.
+
+    ``requests``: the raw v1 request dicts. ``state`` is derived: ``deleting`` when
+    ``metadata.deletionTimestamp`` is set, ``in_use`` when allocated and reserved,
+    ``allocated`` when allocated with empty ``reservedFor``, else ``pending``.
+    """
+
+    uid: str
+    namespace: str
+    name: str
+    created: str | None
+    deletion_timestamp: str | None
+    finalizers: tuple[str, ...]
+    requests: tuple[dict[str, Any], ...]
+    allocated: bool
+    allocation_timestamp: str | None
+    results: tuple[AllocationResult, ...]
+    reserved_for: tuple[ConsumerRef, ...]
+    owner_pod_uid: str | None
+    pod_claim_name: str | None
+
+    @property
+    def state(self) -> str:
+        if self.deletion_timestamp:
+            return "deleting"
+        if self.allocated:
+            return "in_use" if self.reserved_for else "allocated"
+        return "pending"
+
+
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+
+
+def parse_resource_claim(obj: dict[str, Any]) -> ResourceClaim:
+    """Parse a v1 ResourceClaim. Raises ``ValueError`` without a name or namespace."""
+    meta = obj.get("metadata") or {}
+    if not isinstance(meta.get("name"), str) or not isinstance(meta.get("namespace"), str):
+        raise ValueError("ResourceClaim without metadata.name or metadata.namespace")
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    alloc = status.get("allocation") if isinstance(status.get("allocation"), dict) else None
+    results: list[AllocationResult] = []
+    if alloc:
+        for r in (alloc.get("devices") or {}).get("results") or []:
+            if isinstance(r, dict):
+                results.append(
+                    AllocationResult(
+                        request=str(r.get("request", "")),
+                        driver=str(r.get("driver", "")),
+                        pool=str(r.get("pool", "")),
+                        device=str(r.get("device", "")),
+                    )
+                )
+    reserved = tuple(
+        ConsumerRef(
+            resource=str(c.get("resource", "")),
+            name=str(c.get("name", "")),
+            uid=str(c.get("uid", "")),
+            api_group=str(c.get("apiGroup", "")),
+        )
+        for c in status.get("reservedFor") or []
+        if isinstance(c, dict)
+    )
+    owner_pod = next(
+        (
+            o.get("uid")
+            for o in meta.get("ownerReferences") or []
+            if isinstance(o, dict) and o.get("kind") == "Pod"
+        ),
+        None,
+    )
+    return ResourceClaim(
+        uid=object_uid(obj),
+        namespace=meta["namespace"],
+        name=meta["name"],
+        created=_str(meta.get("creationTimestamp")),
+        deletion_timestamp=_str(meta.get("deletionTimestamp")),
+        finalizers=tuple(str(f) for f in meta.get("finalizers") or []),
+        requests=tuple(r for r in (spec.get("devices") or {}).get("requests") or [] if isinstance(r, dict)),
+        allocated=alloc is not None,
+        allocation_timestamp=_str(alloc.get("allocationTimestamp")) if alloc else None,
+        results=tuple(results),
+        reserved_for=reserved,
+        owner_pod_uid=_str(owner_pod),
+        pod_claim_name=_str((meta.get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION)),
+    )
+
+
+def request_summary(req: dict[str, Any]) -> dict[str, Any]:
+    """Flatten a v1 request to ``{name, device_class, count, mode, selectors}``.
+
+    For ``firstAvailable`` requests the first subrequest is summarized and
+    ``alternatives`` counts them.
+    """
+    body = req.get("exactly")
+    alternatives = 0
+    if not isinstance(body, dict):
+        subs = [s for s in req.get("firstAvailable") or [] if isinstance(s, dict)]
+        alternatives = len(subs)
+        body = subs[0] if subs else {}
+    selectors = [
+        s["cel"]["expression"]
+        for s in body.get("selectors") or []
+        if isinstance(s, dict) and isinstance(s.get("cel"), dict) and "expression" in s["cel"]
+    ]
+    mode = body.get("allocationMode") or "ExactCount"
+    return {
+        "name": req.get("name"),
+        "device_class": body.get("deviceClassName"),
+        "count": _int(body.get("count"), 1) if mode == "ExactCount" else None,
+        "mode": mode,
+        "selectors": selectors,
+        "alternatives": alternatives,
+    }

@@ -1,3 +1,337 @@
-from django.db import models
+"""Inventory models: clusters, sync runs and the Kubernetes objects the sync keeps.
 
-# Create your models here.
+Every cluster object row carries ``uid`` (``metadata.uid``, natural key per cluster),
+``resource_version`` (to skip unchanged objects on re-sync) and ``raw`` (the object as the
+API returned it, normalized to v1), so fields added by newer API versions are not lost.
+Indexed columns are what pages filter and join on.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.urls import reverse
+
+
+class BadgeChoices(models.TextChoices):
+    """TextChoices whose members carry a badge colour, so templates never branch on strings."""
+
+    @classmethod
+    def colour(cls, value: str) -> str:
+        return getattr(cls, "COLOURS", {}).get(value, "grey")
+
+
+class SourceKind(models.TextChoices):
+    SNAPSHOT = "snapshot", "Snapshot file or folder"
+    KUBECONFIG = "kubeconfig", "Kubeconfig"
+    IN_CLUSTER = "in_cluster", "In-cluster service account"
+
+
+class SyncStatus(BadgeChoices):
+    RUNNING = "running", "Running"
+    OK = "ok", "OK"
+    PARTIAL = "partial", "Partial (nothing deleted)"
+    FAILED = "failed", "Failed"
+
+
+SyncStatus.COLOURS = {"running": "blue", "ok": "green", "partial": "amber", "failed": "red"}  # type: ignore[attr-defined]
+
+
+class Cluster(models.Model):
+    """A Kubernetes cluster and how to reach it.
+
+    Credentials are never stored here: a cluster names a kubeconfig file and context, or
+    in-cluster mode, or a snapshot path.
+    """
+
+    name = models.SlugField(max_length=63, unique=True)
+    source_kind = models.CharField(max_length=16, choices=SourceKind.choices, default=SourceKind.SNAPSHOT)
+    snapshot_path = models.CharField(max_length=1024, blank=True)
+    kubeconfig_path = models.CharField(max_length=1024, blank=True)
+    kube_context = models.CharField(max_length=253, blank=True)
+    prometheus_url = models.CharField(max_length=1024, blank=True)
+    sync_interval_seconds = models.PositiveIntegerField(default=30)
+    enabled = models.BooleanField(default=True)
+    server_version = models.CharField(max_length=64, blank=True)
+    last_sync_at = models.DateTimeField(null=True, blank=True)
+    last_sync_status = models.CharField(max_length=16, choices=SyncStatus.choices, blank=True)
+    metrics_at = models.DateTimeField(null=True, blank=True, help_text="Time of the newest DCGM samples stored")
+    metrics_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("inventory:cluster", args=[self.name])
+
+
+class SyncRun(models.Model):
+    """One sync of one cluster: when, from where, how it ended, what it counted."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="sync_runs")
+    source = models.CharField(max_length=1200)
+    started = models.DateTimeField()
+    finished = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=SyncStatus.choices, default=SyncStatus.RUNNING)
+    counts = models.JSONField(default=dict, help_text="kind -> {seen, created, updated, deleted, unchanged}")
+    errors = models.JSONField(default=list, help_text="one message per failed read or malformed object")
+    error = models.TextField(blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started"]
+        indexes = [models.Index(fields=["cluster", "-started"], name="syncrun_cluster_started")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster} {self.started:%Y-%m-%d %H:%M:%S} {self.status}"
+
+
+class KubeObjectBase(models.Model):
+    """Fields every stored Kubernetes object has."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    uid = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    resource_version = models.CharField(max_length=64, blank=True)
+    raw = models.JSONField(default=dict)
+
+    class Meta:
+        abstract = True
+
+
+class Node(KubeObjectBase):
+    """A Node. ``gpu_product`` from label ``nvidia.com/gpu.product``; kubelet from status.nodeInfo."""
+
+    labels = models.JSONField(default=dict)
+    unschedulable = models.BooleanField(default=False)
+    ready = models.BooleanField(default=True)
+    kubelet_version = models.CharField(max_length=64, blank=True)
+    gpu_product = models.CharField(max_length=253, blank=True)
+    gpu_count = models.PositiveIntegerField(default=0, help_text="GPUs (whole or MIG-partitioned) in slices")
+    mig_count = models.PositiveIntegerField(default=0)
+    allocated_count = models.PositiveIntegerField(default=0, help_text="allocated devices of gpu.nvidia.com")
+    device_count = models.PositiveIntegerField(default=0, help_text="devices of all drivers")
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "uid"], name="node_cluster_uid")]
+        indexes = [models.Index(fields=["cluster", "name"], name="node_cluster_name")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("inventory:node", args=[self.cluster.name, self.name])
+
+
+class DeviceClass(KubeObjectBase):
+    """A DeviceClass (``spec.selectors`` CEL expressions kept in ``selectors``)."""
+
+    selectors = models.JSONField(default=list)
+    extended_resource_name = models.CharField(max_length=253, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "device classes"
+        constraints = [models.UniqueConstraint(fields=["cluster", "uid"], name="deviceclass_cluster_uid")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ResourceSlice(KubeObjectBase):
+    """A ResourceSlice: one pool's devices for one driver, usually on one node."""
+
+    driver = models.CharField(max_length=253)
+    pool = models.CharField(max_length=253)
+    pool_generation = models.BigIntegerField(default=0)
+    resource_slice_count = models.PositiveIntegerField(default=1)
+    node_name = models.CharField(max_length=253, blank=True)
+    all_nodes = models.BooleanField(default=False)
+    device_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["node_name", "driver", "name"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "uid"], name="slice_cluster_uid")]
+        indexes = [models.Index(fields=["cluster", "node_name"], name="slice_cluster_node")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DeviceType(BadgeChoices):
+    GPU = "gpu", "GPU"
+    MIG = "mig", "MIG instance"
+    OTHER = "other", "Other"
+
+
+class Device(models.Model):
+    """One device of a ResourceSlice, keyed (cluster, driver, pool, name) as allocations name it.
+
+    ``memory_bytes``: capacity ``memory`` in bytes. ``device_classes``: names of the
+    DeviceClasses whose CEL selectors this device matches. ``type``: the driver's ``type``
+    attribute when it is ``gpu`` or ``mig``, else ``other`` (``type_raw`` keeps the value).
+    Latest DCGM values (``metrics``) are keyed by DCGM field name, e.g.
+    ``{"DCGM_FI_DEV_GPU_TEMP": 30.0}`` in the field's own unit.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="devices")
+    slice = models.ForeignKey(ResourceSlice, on_delete=models.CASCADE, related_name="devices")
+    driver = models.CharField(max_length=253)
+    pool = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    node_name = models.CharField(max_length=253, blank=True)
+    type = models.CharField(max_length=16, choices=DeviceType.choices, default=DeviceType.OTHER)
+    type_raw = models.CharField(max_length=64, blank=True)
+    uuid = models.CharField(max_length=128, blank=True)
+    parent_uuid = models.CharField(max_length=128, blank=True)
+    product_name = models.CharField(max_length=253, blank=True)
+    profile = models.CharField(max_length=64, blank=True)
+    architecture = models.CharField(max_length=64, blank=True)
+    driver_version = models.CharField(max_length=64, blank=True)
+    pci_bus_id = models.CharField(max_length=64, blank=True)
+    memory_bytes = models.BigIntegerField(null=True, blank=True)
+    device_classes = models.JSONField(default=list)
+    attributes = models.JSONField(default=dict)
+    capacity = models.JSONField(default=dict)
+    metrics = models.JSONField(default=dict)
+    metrics_at = models.DateTimeField(null=True, blank=True)
+    metrics_pod = models.CharField(max_length=512, blank=True)
+
+    class Meta:
+        ordering = ["node_name", "driver", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "driver", "pool", "name"], name="device_natural_key")
+        ]
+        indexes = [
+            models.Index(fields=["cluster", "node_name"], name="device_cluster_node"),
+            models.Index(fields=["uuid"], name="device_uuid"),
+            models.Index(fields=["cluster", "parent_uuid"], name="device_parent"),
+            models.Index(fields=["cluster", "type", "product_name"], name="device_type_product"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.driver}/{self.pool}/{self.name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("inventory:device", args=[self.pk])
+
+
+class ClaimState(BadgeChoices):
+    PENDING = "pending", "Pending"
+    ALLOCATED = "allocated", "Allocated, not reserved"
+    IN_USE = "in_use", "In use"
+    DELETING = "deleting", "Deleting"
+
+
+ClaimState.COLOURS = {"pending": "amber", "allocated": "blue", "in_use": "green", "deleting": "red"}  # type: ignore[attr-defined]
+DeviceType.COLOURS = {"gpu": "green", "mig": "blue", "other": "grey"}  # type: ignore[attr-defined]
+
+
+class ResourceClaim(KubeObjectBase):
+    """A ResourceClaim with its derived state, requests summary and allocation time."""
+
+    namespace = models.CharField(max_length=253)
+    state = models.CharField(max_length=16, choices=ClaimState.choices, default=ClaimState.PENDING)
+    created = models.DateTimeField(null=True, blank=True)
+    allocated_at = models.DateTimeField(null=True, blank=True)
+    deletion_timestamp = models.DateTimeField(null=True, blank=True)
+    requests = models.JSONField(default=list, help_text="request_summary() of each request")
+    device_count = models.PositiveIntegerField(default=0)
+    node_name = models.CharField(max_length=253, blank=True, help_text="node of the allocated devices")
+
+    class Meta:
+        ordering = ["namespace", "name"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "uid"], name="claim_cluster_uid")]
+        indexes = [
+            models.Index(fields=["cluster", "namespace", "name"], name="claim_cluster_ns_name"),
+            models.Index(fields=["cluster", "state"], name="claim_cluster_state"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("claims:claim", args=[self.cluster.name, self.namespace, self.name])
+
+
+class AllocationResult(models.Model):
+    """``status.allocation.devices.results[]`` of a claim; ``device`` resolved by natural key."""
+
+    claim = models.ForeignKey(ResourceClaim, on_delete=models.CASCADE, related_name="results")
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    request = models.CharField(max_length=253)
+    driver = models.CharField(max_length=253)
+    pool = models.CharField(max_length=253)
+    device_name = models.CharField(max_length=253)
+    device = models.ForeignKey(Device, on_delete=models.SET_NULL, null=True, blank=True, related_name="allocations")
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "driver", "pool", "device_name"], name="result_device_key")]
+
+
+class Reservation(models.Model):
+    """``status.reservedFor[]`` of a claim: a consumer, usually a pod (by uid)."""
+
+    claim = models.ForeignKey(ResourceClaim, on_delete=models.CASCADE, related_name="reservations")
+    resource = models.CharField(max_length=253)
+    name = models.CharField(max_length=253)
+    uid = models.CharField(max_length=253)
+
+    class Meta:
+        indexes = [models.Index(fields=["uid"], name="reservation_uid")]
+
+
+class Pod(KubeObjectBase):
+    """A Pod, with the claims it references (``spec.resourceClaims`` + ``status.resourceClaimStatuses``).
+
+    ``claim_names``: the ResourceClaim names this pod uses in its namespace (resolved from
+    ``resourceClaimName`` or the generated name in ``resourceClaimStatuses``).
+    """
+
+    namespace = models.CharField(max_length=253)
+    node_name = models.CharField(max_length=253, blank=True)
+    phase = models.CharField(max_length=32, blank=True)
+    created = models.DateTimeField(null=True, blank=True)
+    deletion_timestamp = models.DateTimeField(null=True, blank=True)
+    claim_names = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["namespace", "name"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "uid"], name="pod_cluster_uid")]
+        indexes = [
+            models.Index(fields=["cluster", "namespace", "name"], name="pod_cluster_ns_name"),
+            models.Index(fields=["cluster", "node_name"], name="pod_cluster_node"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class KubeObject(KubeObjectBase):
+    """Any other kind the product reads (Events, ResourceClaimTemplates, DaemonSets, workloads,
+    GPU Operator resources, ConfigMaps...), kept raw and indexed by kind/namespace/name."""
+
+    kind = models.CharField(max_length=128)
+    api_version = models.CharField(max_length=253)
+    namespace = models.CharField(max_length=253, blank=True)
+
+    class Meta:
+        ordering = ["kind", "namespace", "name"]
+        constraints = [models.UniqueConstraint(fields=["cluster", "uid"], name="kubeobject_cluster_uid")]
+        indexes = [models.Index(fields=["cluster", "kind", "namespace", "name"], name="kubeobject_kind_ns_name")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+class UnmatchedSeries(models.Model):
+    """A DCGM series that matched no device in the cluster's slices, with the reason."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="unmatched_series")
+    field = models.CharField(max_length=128)
+    labels = models.JSONField(default=dict)
+    value = models.FloatField(null=True)
+    reason = models.CharField(max_length=512)

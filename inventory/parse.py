@@ -333,3 +333,45 @@ def request_summary(req: dict[str, Any]) -> dict[str, Any]:
         "selectors": selectors,
         "alternatives": alternatives,
     }
+
+
+def pod_claim_names(obj: dict[str, Any]) -> list[str]:
+    """Names of the ResourceClaims a Pod uses, in its own namespace.
+
+    From ``spec.resourceClaims[].resourceClaimName`` (a shared claim) and, for claims
+    generated from a ``resourceClaimTemplateName``, ``status.resourceClaimStatuses[]
+    .resourceClaimName`` (absent until the claim is created).
+    """
+    names: list[str] = []
+    for ref in (obj.get("spec") or {}).get("resourceClaims") or []:
+        if isinstance(ref, dict) and isinstance(ref.get("resourceClaimName"), str):
+            names.append(ref["resourceClaimName"])
+    for st in (obj.get("status") or {}).get("resourceClaimStatuses") or []:
+        if isinstance(st, dict) and isinstance(st.get("resourceClaimName"), str):
+            names.append(st["resourceClaimName"])
+    return list(dict.fromkeys(names))
+
+
+def allocation_node(obj: dict[str, Any]) -> str | None:
+    """The node a claim's allocation is pinned to, from ``status.allocation.nodeSelector``
+    (``matchFields`` on ``metadata.name`` with operator ``In`` and one value), else None."""
+    alloc = (obj.get("status") or {}).get("allocation") or {}
+    terms = ((alloc.get("nodeSelector") or {}).get("nodeSelectorTerms")) or []
+    for term in terms:
+        for f in (term or {}).get("matchFields") or []:
+            vals = f.get("values") or []
+            if f.get("key") == "metadata.name" and f.get("operator") == "In" and len(vals) == 1:
+                return str(vals[0])
+    return None
+
+
+def node_kubelet_version(obj: dict[str, Any]) -> str:
+    return str(((obj.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion") or "")
+
+
+def node_ready(obj: dict[str, Any]) -> bool:
+    """True unless the Node's ``Ready`` condition is present and not ``True``."""
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if isinstance(c, dict) and c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return True

@@ -1,0 +1,98 @@
+"""Read stored clusters back out: raw objects for the pure engines, JSON for scripts.
+
+``cluster_objects`` gives the diagnosis engine and the migration planner the same raw,
+v1-shaped objects a snapshot would, so both work identically on stored and on-disk data.
+``inventory_json`` is the ``inventory --format json`` document.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
+
+
+class ClusterNotFound(LookupError):
+    """No stored cluster has this name."""
+
+
+def get_cluster(name: str) -> Cluster:
+    try:
+        return Cluster.objects.get(name=name)
+    except Cluster.DoesNotExist:
+        known = ", ".join(Cluster.objects.values_list("name", flat=True)) or "none"
+        raise ClusterNotFound(f"no cluster named {name!r} (known: {known})") from None
+
+
+def cluster_objects(name: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """All stored raw objects of cluster ``name`` and its DCGM scrapes (file -> text).
+
+    Raises ``ClusterNotFound``. Scrapes are not stored; the dict is empty (latest values
+    live on ``Device.metrics``).
+    """
+    cluster = get_cluster(name)
+    objects: list[dict[str, Any]] = []
+    for model in (Node, DeviceClass, ResourceSlice, ResourceClaim, Pod, KubeObject):
+        objects.extend(model.objects.filter(cluster=cluster).values_list("raw", flat=True).iterator(chunk_size=2000))
+    return objects, {}
+
+
+def _device_json(d: Device, holder: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "name": d.name,
+        "driver": d.driver,
+        "pool": d.pool,
+        "type": d.type_raw or d.type,
+        "uuid": d.uuid or None,
+        "parent_uuid": d.parent_uuid or None,
+        "product_name": d.product_name or None,
+        "profile": d.profile or None,
+        "memory_bytes": d.memory_bytes,
+        "device_classes": d.device_classes,
+        "allocated_to": holder.get(d.pk),
+        "metrics": d.metrics or {},
+        "metrics_at": d.metrics_at.isoformat() if d.metrics_at else None,
+        "metrics_pod": d.metrics_pod or None,
+    }
+
+
+def holders(cluster: Cluster, device_ids: list[int] | None = None) -> dict[int, dict[str, Any]]:
+    """device pk -> ``{"claim": "ns/name", "pods": ["ns/name", ...]}`` from allocation results
+    and ``reservedFor`` (pods resolved by uid; a consumer with no pod keeps its recorded name)."""
+    from .models import AllocationResult, Reservation
+
+    results = AllocationResult.objects.filter(cluster=cluster, device__isnull=False)
+    if device_ids is not None:
+        results = results.filter(device_id__in=device_ids)
+    rows = list(results.values_list("device_id", "claim_id", "claim__namespace", "claim__name"))
+    claim_ids = {r[1] for r in rows}
+    pods_by_claim: dict[int, list[str]] = defaultdict(list)
+    for claim_id, ns, name in Reservation.objects.filter(claim_id__in=claim_ids).values_list("claim_id", "claim__namespace", "name"):
+        pods_by_claim[claim_id].append(f"{ns}/{name}")
+    return {dev: {"claim": f"{ns}/{name}", "pods": pods_by_claim.get(cid, [])} for dev, cid, ns, name in rows}
+
+
+def inventory_json(cluster_name: str | None = None) -> dict[str, Any]:
+    """``{"clusters": [{"name", "server_version", "nodes": [{"name", "devices": [...]}],
+    "unattached_devices": [...]}]}``; devices as in ``_device_json``."""
+    clusters = [get_cluster(cluster_name)] if cluster_name else list(Cluster.objects.all())
+    out = []
+    for cluster in clusters:
+        holder = holders(cluster)
+        by_node: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for d in Device.objects.filter(cluster=cluster).order_by("node_name", "driver", "pool", "name").iterator(chunk_size=2000):
+            by_node[d.node_name].append(_device_json(d, holder))
+        node_names = list(Node.objects.filter(cluster=cluster).values_list("name", flat=True))
+        for n in by_node:
+            if n and n not in node_names:
+                node_names.append(n)
+        out.append(
+            {
+                "name": cluster.name,
+                "server_version": cluster.server_version or None,
+                "nodes": [{"name": n, "devices": by_node.get(n, [])} for n in sorted(node_names)],
+                "unattached_devices": by_node.get("", []),
+            }
+        )
+    return {"clusters": out}

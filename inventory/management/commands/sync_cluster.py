@@ -1,0 +1,70 @@
+"""``manage.py sync_cluster``: load a snapshot or read a live cluster into the database."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from inventory.models import Cluster, SourceKind, SyncStatus
+from inventory.sources import SourceError
+from inventory.tasks import run_sync
+
+
+class Command(BaseCommand):
+    help = "Sync one cluster from a snapshot (file or folder) or a live API server; prints counts."
+
+    def add_arguments(self, parser):
+        src = parser.add_mutually_exclusive_group()
+        src.add_argument("--snapshot", metavar="PATH", help="file or folder of kubectl -o yaml/json output (+ *.prom)")
+        src.add_argument("--kubeconfig", metavar="PATH", help="kubeconfig of a live cluster")
+        src.add_argument("--in-cluster", action="store_true", help="use the pod's service account")
+        parser.add_argument("--context", default="", help="kubeconfig context")
+        parser.add_argument("--cluster", default="", help="cluster name (default: derived from the source)")
+
+    def handle(self, *args, **opts):
+        name = opts["cluster"]
+        if opts["snapshot"]:
+            kind, fields = SourceKind.SNAPSHOT, {"snapshot_path": opts["snapshot"]}
+            name = name or "snapshot"
+        elif opts["kubeconfig"]:
+            kind, fields = SourceKind.KUBECONFIG, {"kubeconfig_path": opts["kubeconfig"], "kube_context": opts["context"]}
+            name = name or (opts["context"] or "default")
+        elif opts["in_cluster"]:
+            kind, fields = SourceKind.IN_CLUSTER, {}
+            name = name or "in-cluster"
+        elif name:
+            try:
+                cluster = Cluster.objects.get(name=name)
+            except Cluster.DoesNotExist:
+                raise CommandError(f"no cluster named {name!r}; give --snapshot, --kubeconfig or --in-cluster") from None
+            kind, fields = cluster.source_kind, {}
+        else:
+            raise CommandError("give --snapshot PATH, --kubeconfig PATH, --in-cluster or --cluster NAME")
+        from django.utils.text import slugify
+
+        slug = slugify(name)[:63]
+        if not slug:
+            raise CommandError(f"cluster name {name!r} has no usable characters")
+        cluster, _ = Cluster.objects.get_or_create(name=slug, defaults={"source_kind": kind, **fields})
+        if fields:
+            for k, v in {"source_kind": kind, **fields}.items():
+                setattr(cluster, k, v)
+            cluster.save()
+        try:
+            run = run_sync(cluster)
+        except SourceError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(f"cluster {cluster.name}: {run.status} in {run.duration_ms} ms from {run.source}")
+        for kind_name, c in sorted(run.counts.items()):
+            if kind_name == "skipped":
+                self.stdout.write(f"  skipped (unknown kinds): {', '.join(f'{k}={v}' for k, v in sorted(c.items()))}")
+            elif any(c.values()):
+                self.stdout.write(
+                    f"  {kind_name:<22} seen={c['seen']} created={c['created']} updated={c['updated']} "
+                    f"deleted={c['deleted']} unchanged={c['unchanged']}"
+                )
+        for e in run.errors[:20]:
+            self.stderr.write(f"  problem: {e}")
+        if run.status == SyncStatus.FAILED:
+            raise CommandError(run.error)
+        if run.status == SyncStatus.PARTIAL:
+            raise CommandError(run.error)

@@ -1,0 +1,231 @@
+"""Where cluster objects come from: a live API server or a snapshot on disk.
+
+Both sources implement ``read() -> ReadResult``; the sync does not know which one it has.
+Sources are chosen by name (``snapshot``, ``kubeconfig``, ``in_cluster``) through
+``open_source``, as NetBox registers its data backends.
+
+Pure apart from I/O: no Django. Every object returned is normalized to the v1 shape.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from .kinds import KIND_NAMES, KINDS, KindSpec
+from .normalize import UnknownAPIVersion, normalize
+from .snapshot import SnapshotError, load_path
+
+
+class SourceError(Exception):
+    """The source cannot be read at all (bad path, unreachable API server, no credentials)."""
+
+
+@dataclass
+class ReadResult:
+    """Objects read from a source.
+
+    ``objects``: normalized raw objects of the kinds in ``kinds.KINDS``.
+    ``complete_kinds``: kinds whose full list was read without error; the sync only ever
+    deletes vanished objects of these kinds, and only when ``errors`` is empty.
+    ``skipped``: kind -> count of objects of kinds this product does not keep.
+    ``errors``: one message per failed page or malformed object.
+    ``prom``: DCGM exporter scrapes (file name -> Prometheus text), snapshots only.
+    """
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    complete_kinds: set[str] = field(default_factory=set)
+    skipped: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    prom: dict[str, str] = field(default_factory=dict)
+    server_version: str = ""
+    payload_bytes: int = 0
+
+
+class Source(Protocol):
+    description: str
+
+    def read(self) -> ReadResult: ...
+
+
+class SnapshotSource:
+    """A file or folder written by ``kubectl get ... -o yaml|json`` (plus ``*.prom`` scrapes).
+
+    A kind counts as complete when the snapshot holds at least one object of it: loading a
+    snapshot of only ResourceSlices leaves stored claims alone.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.description = f"snapshot:{self.path}"
+
+    def read(self) -> ReadResult:
+        try:
+            load = load_path(self.path)
+        except SnapshotError as exc:
+            raise SourceError(str(exc)) from exc
+        out = ReadResult(errors=list(load.errors), prom=load.prom)
+        for obj in load.objects:
+            kind = obj.get("kind")
+            if kind not in KIND_NAMES:
+                out.skipped[str(kind)] = out.skipped.get(str(kind), 0) + 1
+                continue
+            try:
+                out.objects.append(normalize(obj))
+            except UnknownAPIVersion as exc:
+                out.errors.append(f"{kind} {(obj.get('metadata') or {}).get('name')}: {exc}")
+                continue
+            out.complete_kinds.add(str(kind))
+        out.payload_bytes = sum(p.stat().st_size for p in map(Path, load.files) if p.exists())
+        return out
+
+
+class LiveSource:
+    """A live API server through the official ``kubernetes`` client, reading raw JSON.
+
+    Lists are paged with ``limit``/``continue`` (stack-notes: the typed models are slow,
+    memory-hungry and drop unknown fields). For DRA kinds the first served version of
+    ``KindSpec.versions`` wins (v1, then v1beta2, then v1beta1); objects are normalized to v1.
+    """
+
+    def __init__(
+        self,
+        *,
+        kubeconfig: str | None = None,
+        context: str | None = None,
+        in_cluster: bool = False,
+        page_size: int = 500,
+        timeout: float = 30.0,
+        kinds: tuple[KindSpec, ...] = KINDS,
+    ) -> None:
+        from kubernetes import client, config
+
+        cfg = client.Configuration()
+        try:
+            if in_cluster:
+                config.load_incluster_config(client_configuration=cfg)
+                self.description = "in-cluster"
+            else:
+                config.load_kube_config(
+                    config_file=kubeconfig or None, context=context or None, client_configuration=cfg
+                )
+                self.description = f"kubeconfig:{kubeconfig or '~/.kube/config'}" + (
+                    f"@{context}" if context else ""
+                )
+        except (config.ConfigException, OSError, TypeError, ValueError) as exc:
+            raise SourceError(f"cannot load cluster credentials: {exc}") from exc
+        cfg.retries = 0
+        self.api = client.ApiClient(cfg)
+        self.page_size = page_size
+        self.timeout = timeout
+        self.kinds = kinds
+
+    def _get(self, path: str, query: list[tuple[str, Any]]) -> tuple[dict[str, Any], int]:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            resp = self.api.call_api(
+                path,
+                "GET",
+                query_params=query,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=self.timeout,
+            )
+        except ApiException:
+            raise
+        except Exception as exc:  # urllib3 errors: connection refused, timeouts, TLS
+            raise SourceError(f"GET {path}: {type(exc).__name__}: {exc}") from exc
+        body = resp[0].data if isinstance(resp, tuple) else resp.data
+        try:
+            return json.loads(body), len(body)
+        except ValueError as exc:
+            raise SourceError(f"GET {path}: response is not JSON") from exc
+
+    def _list(self, spec: KindSpec, version: str, out: ReadResult) -> None:
+        namespaces: tuple[str | None, ...] = spec.namespaces or (None,)
+        for ns in namespaces:
+            path = spec.path(version, ns)
+            token: str | None = None
+            while True:
+                query: list[tuple[str, Any]] = [("limit", self.page_size)]
+                if token:
+                    query.append(("continue", token))
+                page, size = self._get(path, query)
+                out.payload_bytes += size
+                items = page.get("items")
+                if not isinstance(items, list):
+                    raise SourceError(f"GET {path}: no items in list response")
+                api_version = f"{spec.group}/{version}" if spec.group else version
+                for item in items:
+                    if not isinstance(item, dict):
+                        continue
+                    # List items carry no kind/apiVersion; restore them before normalizing.
+                    item.setdefault("kind", spec.kind)
+                    item.setdefault("apiVersion", api_version)
+                    out.objects.append(normalize(item))
+                token = (page.get("metadata") or {}).get("continue") or None
+                if not token:
+                    break
+
+    def read(self) -> ReadResult:
+        from kubernetes.client.exceptions import ApiException
+
+        out = ReadResult()
+        try:
+            version, _ = self._get("/version", [])
+            out.server_version = str(version.get("gitVersion", ""))
+        except ApiException as exc:
+            raise SourceError(f"API server refused /version: {exc.status} {exc.reason}") from exc
+        for spec in self.kinds:
+            missing = 0
+            for version in spec.versions:
+                before = len(out.objects)
+                try:
+                    self._list(spec, version, out)
+                except ApiException as exc:
+                    del out.objects[before:]
+                    if exc.status == 404:
+                        missing += 1
+                        continue
+                    out.errors.append(f"list {spec.kind} ({version}): HTTP {exc.status} {exc.reason}")
+                    break
+                except (SourceError, UnknownAPIVersion) as exc:
+                    del out.objects[before:]
+                    out.errors.append(f"list {spec.kind} ({version}): {exc}")
+                    break
+                out.complete_kinds.add(spec.kind)
+                break
+            if missing == len(spec.versions):
+                if spec.optional:
+                    out.complete_kinds.add(spec.kind)
+                else:
+                    out.errors.append(f"list {spec.kind}: the server serves none of {', '.join(spec.versions)}")
+        return out
+
+
+def open_source(
+    kind: str,
+    *,
+    snapshot_path: str = "",
+    kubeconfig: str = "",
+    context: str = "",
+    page_size: int = 500,
+    timeout: float = 30.0,
+) -> Source:
+    """Build the source named ``kind`` (``snapshot``, ``kubeconfig`` or ``in_cluster``).
+
+    Raises ``SourceError`` for an unknown kind or missing settings.
+    """
+    if kind == "snapshot":
+        if not snapshot_path:
+            raise SourceError("snapshot source needs a path")
+        return SnapshotSource(snapshot_path)
+    if kind == "kubeconfig":
+        return LiveSource(kubeconfig=kubeconfig, context=context, page_size=page_size, timeout=timeout)
+    if kind == "in_cluster":
+        return LiveSource(in_cluster=True, page_size=page_size, timeout=timeout)
+    raise SourceError(f"unknown source kind {kind!r}")

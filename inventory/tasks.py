@@ -1,0 +1,71 @@
+"""Celery tasks: thin callers of ``inventory.sync.sync_cluster``.
+
+Tasks take ids, never model instances; a dispatcher run by beat enqueues one sync per
+cluster whose own interval has passed, so each cluster syncs on its own schedule.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from celery import shared_task
+from django.conf import settings
+from django.utils import timezone
+
+from .models import Cluster, SourceKind, SyncRun, SyncStatus
+from .sources import open_source
+from .sync import sync_cluster
+
+
+def source_for(cluster: Cluster):
+    """The source a Cluster row names (credentials stay in files, never in the database)."""
+    return open_source(
+        cluster.source_kind,
+        snapshot_path=cluster.snapshot_path,
+        kubeconfig=cluster.kubeconfig_path or settings.KUBECONFIG,
+        context=cluster.kube_context or settings.KUBE_CONTEXT,
+        page_size=settings.KUBE_PAGE_SIZE,
+        timeout=settings.KUBE_REQUEST_TIMEOUT,
+    )
+
+
+def after_read_hooks(cluster, read) -> None:
+    """Work that follows a reconcile: telemetry from snapshot scrapes, then the diagnosis."""
+    from django.apps import apps
+
+    for app in apps.get_app_configs():
+        hook = getattr(app, "after_sync", None)
+        if hook is not None:
+            hook(cluster, read)
+
+
+def run_sync(cluster: Cluster) -> SyncRun:
+    """Open the cluster's source and sync it. Raises ``SourceError`` when it cannot be opened."""
+    return sync_cluster(cluster, source_for(cluster), after_read=after_read_hooks)
+
+
+@shared_task(name="inventory.sync_cluster", soft_time_limit=240, time_limit=300, ignore_result=True)
+def sync_cluster_task(cluster_id: int) -> str:
+    cluster = Cluster.objects.get(pk=cluster_id)
+    try:
+        return run_sync(cluster).status
+    except Exception as exc:  # noqa: BLE001 - bad settings on the row: record, do not retry
+        now = timezone.now()
+        SyncRun.objects.create(cluster=cluster, source=cluster.source_kind, started=now, finished=now,
+                               status=SyncStatus.FAILED, error=str(exc))
+        Cluster.objects.filter(pk=cluster_id).update(last_sync_at=now, last_sync_status=SyncStatus.FAILED)
+        return SyncStatus.FAILED
+
+
+@shared_task(name="inventory.dispatch_due_syncs", ignore_result=True)
+def dispatch_due_syncs() -> int:
+    """Enqueue a sync for every enabled cluster whose interval has passed."""
+    now = timezone.now()
+    due = 0
+    for c in Cluster.objects.filter(enabled=True):
+        if c.source_kind == SourceKind.SNAPSHOT and c.last_sync_status == SyncStatus.OK:
+            continue  # a snapshot does not change by itself
+        if c.last_sync_at is None or c.last_sync_at + timedelta(seconds=c.sync_interval_seconds) <= now:
+            sync_cluster_task.delay(c.pk)
+            due += 1
+    return due

@@ -1,0 +1,128 @@
+"""What every rule receives: the state, the moment, the thresholds, and shared derived facts.
+
+Pure: no Django. Derived facts (allocated devices, feasibility of pending claims) are computed
+once per diagnosis and shared, so rule families agree on them (e.g. the driver rules claim the
+pending claims that the pending rules must then not call ``no_matching_device``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from claims.diagnosis.feasibility import ClaimFeasibility, DeviceKey, allocated_devices, assess_claim
+from claims.diagnosis.findings import ObjectRef
+from claims.diagnosis.state import ClusterState, PodInfo, parse_time
+from claims.diagnosis.thresholds import Thresholds
+from inventory.parse import ResourceClaim
+
+
+def claim_ref(c: ResourceClaim) -> ObjectRef:
+    return ObjectRef("ResourceClaim", c.namespace, c.name)
+
+
+def pod_ref(p: PodInfo) -> ObjectRef:
+    return ObjectRef("Pod", p.namespace, p.name)
+
+
+def node_ref(name: str) -> ObjectRef:
+    return ObjectRef("Node", None, name)
+
+
+def slice_ref(name: str) -> ObjectRef:
+    return ObjectRef("ResourceSlice", None, name)
+
+
+def earliest(times: Iterable[str | None]) -> str | None:
+    parsed = [(parse_time(t), t) for t in times if t]
+    parsed = [(d, t) for d, t in parsed if d is not None]
+    return min(parsed)[1] if parsed else None
+
+
+def minutes(seconds: float) -> str:
+    m = int(seconds // 60)
+    if m < 120:
+        return f"{m} min"
+    return f"{m // 60} h {m % 60} min"
+
+
+@dataclass
+class Context:
+    """Inputs of one diagnosis run plus lazily computed shared facts."""
+
+    state: ClusterState
+    now: datetime
+    thresholds: Thresholds
+    _used: dict[DeviceKey, list[ResourceClaim]] | None = None
+    _feasibility: dict[tuple[str, str], ClaimFeasibility] = field(default_factory=dict)
+
+    def age(self, since: str | None) -> float | None:
+        """Seconds from ``since`` to ``now``; None when unknown."""
+        dt = parse_time(since)
+        return None if dt is None else (self.now - dt).total_seconds()
+
+    def older_than(self, since: str | None, seconds: int) -> bool:
+        """Unknown start counts as old enough: the structural evidence stands on its own."""
+        a = self.age(since)
+        return a is None or a >= seconds
+
+    @property
+    def used(self) -> dict[DeviceKey, list[ResourceClaim]]:
+        if self._used is None:
+            self._used = allocated_devices(self.state)
+        return self._used
+
+    def feasibility(self, claim: ResourceClaim) -> ClaimFeasibility:
+        key = (claim.namespace, claim.name)
+        if key not in self._feasibility:
+            self._feasibility[key] = assess_claim(self.state, claim, self.used)
+        return self._feasibility[key]
+
+    def pending_consumers(self, claim: ResourceClaim) -> list[PodInfo]:
+        """Live, unbound pods waiting for this unallocated claim."""
+        return [
+            p
+            for p in self.state.pods_using_claim(claim)
+            if not p.terminal and not p.deletion_timestamp and not p.node_name
+        ]
+
+    def pending_claims(self) -> list[tuple[ResourceClaim, list[PodInfo]]]:
+        """Unallocated, not-deleting claims that an unbound live pod waits for."""
+        out = []
+        for c in self.state.claims.values():
+            if c.allocated or c.deletion_timestamp:
+                continue
+            pods = self.pending_consumers(c)
+            if pods:
+                out.append((c, pods))
+        return out
+
+    def pending_since(self, claim: ResourceClaim | None, pods: list[PodInfo]) -> str | None:
+        """Start of the wait: claim/pod creation, first scheduling failure, PodScheduled=False."""
+        times: list[str | None] = [claim.created if claim else None]
+        for p in pods:
+            times.append(p.created)
+            cond = p.condition("PodScheduled")
+            if cond and cond.get("status") == "False":
+                times.append(cond.get("lastTransitionTime"))
+            for e in self.state.events_for("Pod", p.namespace, p.name):
+                if e.reason in ("FailedScheduling", "FailedResourceClaimCreation"):
+                    times.append(e.first)
+        return earliest(times)
+
+    def template_ref_for(self, claim: ResourceClaim, pods: list[PodInfo]) -> ObjectRef | None:
+        for p in pods:
+            for ref, name in self.state.pod_claim_names(p):
+                if name == claim.name and ref.template_name:
+                    return ObjectRef("ResourceClaimTemplate", p.namespace, ref.template_name)
+        return None
+
+    def scheduling_messages(self, pods: list[PodInfo]) -> list[dict[str, Any]]:
+        out = []
+        for p in pods:
+            for e in self.state.events_for("Pod", p.namespace, p.name):
+                if e.reason == "FailedScheduling":
+                    out.append({"pod": p.name, "message": e.message, "count": e.count, "last": e.last})
+        return out

@@ -1,0 +1,346 @@
+"""Can a pending ResourceClaim be allocated right now, and if not, why?
+
+Pure: no Django. Re-does the part of the scheduler's structured allocation that tells the
+look-alike failures apart (the scheduler's own event only says ``cannot allocate all claims``):
+
+1. which published devices match each request: the DeviceClass selectors plus the request's
+   own selectors, evaluated with CEL (``inventory.cel``);
+2. which of those are free: not named by another claim's ``status.allocation.devices.results``
+   (devices with ``allowMultipleAllocations`` stay free), and not carrying an untolerated
+   NoSchedule/NoExecute taint (slice ``taints`` or a DeviceTaintRule);
+3. per node, whether every request gets its ``count`` of distinct free devices, and whether
+   ``matchAttribute`` / ``distinctAttribute`` constraints can be met together.
+
+Verdicts: ``device_class_missing``, ``no_matching_device`` (nothing matches, or no single
+node has enough matching devices even if all were free), ``capacity_exhausted`` (matching
+devices exist but too few are free on every node), ``device_tainted`` (enough free would
+match but taints block them), ``constraint_unsatisfiable`` (enough free per request, not
+together), ``selector_error`` (a selector does not compile), ``feasible``.
+
+Limits: counters (``consumesCounters``), consumable capacity and admin access are not modelled;
+a request with ``firstAvailable`` is judged by its best alternative.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from claims.diagnosis.state import ClusterState, TaintRuleInfo
+from inventory.cel import SelectorError, evaluate_device
+from inventory.parse import Device, ResourceClaim, request_summary
+
+DeviceKey = tuple[str, str, str]
+
+
+def toleration_matches(tol: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
+    """Kubernetes toleration semantics (same as node taints)."""
+    effect = tol.get("effect")
+    if effect and effect != taint.get("effect"):
+        return False
+    key = tol.get("key")
+    op = tol.get("operator") or "Equal"
+    if not key:
+        return op == "Exists"
+    if key != taint.get("key"):
+        return False
+    return op == "Exists" or str(tol.get("value") or "") == str(taint.get("value") or "")
+
+
+def rule_selects(rule: TaintRuleInfo, device: Device) -> bool:
+    """Does a DeviceTaintRule's ``deviceSelector`` select this device?"""
+    if rule.driver and rule.driver != device.driver:
+        return False
+    if rule.pool and rule.pool != device.pool:
+        return False
+    if rule.device and rule.device != device.name:
+        return False
+    if rule.selectors:
+        try:
+            return evaluate_device(device, rule.selectors).matched
+        except SelectorError:
+            return False
+    return True
+
+
+def device_taints(state: ClusterState, device: Device) -> list[Mapping[str, Any]]:
+    """Taints on a device: published in its slice plus those of DeviceTaintRules selecting it."""
+    taints: list[Mapping[str, Any]] = list(device.taints)
+    taints.extend(r.taint for r in state.taint_rules if r.taint and rule_selects(r, device))
+    return taints
+
+
+def blocking_taints(
+    taints: Iterable[Mapping[str, Any]], tolerations: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    return [
+        t
+        for t in taints
+        if t.get("effect") in ("NoSchedule", "NoExecute")
+        and not any(toleration_matches(tol, t) for tol in tolerations)
+    ]
+
+
+def allocated_devices(state: ClusterState, exclude: ResourceClaim | None = None) -> dict[DeviceKey, list[ResourceClaim]]:
+    """Device key -> claims whose allocation results name it (``exclude`` left out)."""
+    used: dict[DeviceKey, list[ResourceClaim]] = defaultdict(list)
+    for c in state.claims.values():
+        if exclude is not None and (c.namespace, c.name) == (exclude.namespace, exclude.name):
+            continue
+        for r in c.results:
+            used[r.device_key].append(c)
+    return used
+
+
+@dataclass(frozen=True)
+class RequestCheck:
+    """One request: the devices that match it, and which of those are usable now."""
+
+    name: str
+    device_class: str | None
+    count: int | None  # None: allocationMode All
+    class_exists: bool
+    matching: tuple[DeviceKey, ...]
+    free: tuple[DeviceKey, ...]
+    tainted: tuple[DeviceKey, ...]
+    selectors: tuple[str, ...]
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClaimFeasibility:
+    """Verdict for one claim plus the facts it rests on (see the module docstring)."""
+
+    verdict: str
+    requests: tuple[RequestCheck, ...]
+    detail: str
+    nodes_checked: tuple[str, ...] = ()
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+def _request_bodies(req: dict[str, Any]) -> list[dict[str, Any]]:
+    if isinstance(req.get("exactly"), dict):
+        return [req["exactly"]]
+    return [s for s in req.get("firstAvailable") or [] if isinstance(s, dict)]
+
+
+def _check_request(
+    state: ClusterState,
+    name: str,
+    body: dict[str, Any],
+    used: Mapping[DeviceKey, Sequence[ResourceClaim]],
+) -> RequestCheck:
+    summary = request_summary({"name": name, "exactly": body})
+    dc_name = summary["device_class"]
+    dc = state.device_classes.get(dc_name) if dc_name else None
+    selectors = tuple(summary["selectors"])
+    if dc is None:
+        return RequestCheck(name, dc_name, summary["count"], False, (), (), (), selectors)
+    exprs = list(dc.selectors) + list(selectors)
+    tolerations = [t for t in body.get("tolerations") or [] if isinstance(t, dict)]
+    matching, free, tainted, errors = [], [], [], []
+    for key, dev in state.devices.items():
+        result = evaluate_device(dev, exprs)
+        if result.error:
+            errors.append(result.error)
+        if not result.matched:
+            continue
+        matching.append(key)
+        shareable = dev.name in state.slice_extra.get(dev.slice_name, _NO_EXTRA).allow_multiple
+        if key in used and not shareable:
+            continue
+        if blocking_taints(device_taints(state, dev), tolerations):
+            tainted.append(key)
+            continue
+        free.append(key)
+    return RequestCheck(
+        name, dc_name, summary["count"], True, tuple(matching), tuple(free), tuple(tainted),
+        selectors, tuple(errors[:5]),
+    )
+
+
+class _NoExtra:
+    allow_multiple: frozenset[str] = frozenset()
+    shared_counters = False
+
+
+_NO_EXTRA = _NoExtra()
+
+
+def _node_of(state: ClusterState, key: DeviceKey) -> str:
+    dev = state.devices[key]
+    return dev.node_name or f"pool:{dev.pool}"
+
+
+def _assign(slots: list[list[DeviceKey]]) -> bool:
+    """Bipartite matching: can every slot (one per requested device) get a distinct device?"""
+    owner: dict[DeviceKey, int] = {}
+
+    def try_slot(i: int, seen: set[DeviceKey]) -> bool:
+        for d in slots[i]:
+            if d in seen:
+                continue
+            seen.add(d)
+            if d not in owner or try_slot(owner[d], seen):
+                owner[d] = i
+                return True
+        return False
+
+    return all(try_slot(i, set()) for i in range(len(slots)))
+
+
+def _slots(checks: Sequence[RequestCheck], pick: Mapping[str, Sequence[DeviceKey]]) -> list[list[DeviceKey]] | None:
+    slots: list[list[DeviceKey]] = []
+    for rc in checks:
+        devs = list(pick.get(rc.name, ()))
+        if rc.count is None:  # All: every matching device on the node, at least one
+            if not devs:
+                return None
+            slots.extend([devs] * len(devs))
+        else:
+            slots.extend([devs] * rc.count)
+    return slots
+
+
+def _fits(checks: Sequence[RequestCheck], pick: Mapping[str, Sequence[DeviceKey]]) -> bool:
+    slots = _slots(checks, pick)
+    return slots is not None and _assign(slots)
+
+
+def _constraints_ok(
+    state: ClusterState,
+    checks: Sequence[RequestCheck],
+    pick: Mapping[str, Sequence[DeviceKey]],
+    constraints: Sequence[Mapping[str, Any]],
+) -> bool:
+    """Can all requests be met on these candidate devices with every constraint honoured?"""
+    if not constraints:
+        return _fits(checks, pick)
+    names = [rc.name for rc in checks]
+    options: list[dict[str, list[DeviceKey]]] = [dict(pick)]
+    for con in constraints:
+        scope = [n for n in (con.get("requests") or names) if n in pick]
+        attr = con.get("matchAttribute")
+        if attr:
+            next_opts = []
+            for opt in options:
+                values = {
+                    state.devices[k].attr(attr) for n in scope for k in opt.get(n, ())
+                } - {None}
+                for v in values:
+                    narrowed = dict(opt)
+                    for n in scope:
+                        narrowed[n] = [k for k in opt.get(n, ()) if state.devices[k].attr(attr) == v]
+                    next_opts.append(narrowed)
+            options = next_opts
+        distinct = con.get("distinctAttribute")
+        if distinct:
+            kept = []
+            for opt in options:
+                needed = sum(
+                    (rc.count or 1) for rc in checks if rc.name in scope
+                )
+                values = {state.devices[k].attr(distinct) for n in scope for k in opt.get(n, ())}
+                if len(values - {None}) >= needed:
+                    kept.append(opt)
+            options = kept
+    return any(_fits(checks, opt) for opt in options)
+
+
+def assess_claim(
+    state: ClusterState,
+    claim: ResourceClaim,
+    used: Mapping[DeviceKey, Sequence[ResourceClaim]] | None = None,
+) -> ClaimFeasibility:
+    """Judge whether ``claim`` (not yet allocated) could be allocated on some node now.
+
+    ``used``: device key -> claims holding it (computed from ``state`` when not given; the
+    claim itself is never counted). Raises nothing on cluster text: selectors that do not
+    compile give the ``selector_error`` verdict.
+    """
+    if used is None:
+        used = allocated_devices(state, exclude=claim)
+    else:
+        used = {
+            k: [c for c in v if (c.namespace, c.name) != (claim.namespace, claim.name)]
+            for k, v in used.items()
+        }
+        used = {k: v for k, v in used.items() if v}
+    extra = state.claim_extra.get((claim.namespace, claim.name))
+    constraints = extra.constraints if extra else ()
+    best: list[RequestCheck] = []
+    try:
+        for req in claim.requests:
+            name = str(req.get("name"))
+            bodies = _request_bodies(req)
+            checks = [_check_request(state, name, b, used) for b in bodies] or [
+                RequestCheck(name, None, 1, False, (), (), (), ())
+            ]
+            # firstAvailable: the first alternative with enough free devices, else the one
+            # with most matches.
+            good = [c for c in checks if c.class_exists and len(c.free) >= (c.count or 1)]
+            best.append(good[0] if good else max(checks, key=lambda c: (c.class_exists, len(c.matching))))
+    except SelectorError as exc:
+        return ClaimFeasibility("selector_error", tuple(best), str(exc))
+    checks_t = tuple(best)
+    missing = [c for c in checks_t if not c.class_exists]
+    if missing:
+        return ClaimFeasibility(
+            "device_class_missing",
+            checks_t,
+            ", ".join(f"request {c.name}: DeviceClass {c.device_class} does not exist" for c in missing),
+        )
+    empty = [c for c in checks_t if not c.matching]
+    if empty:
+        return ClaimFeasibility(
+            "no_matching_device",
+            checks_t,
+            "; ".join(f"request {c.name}: no device matches class {c.device_class}"
+                      + (f" and selectors {list(c.selectors)}" if c.selectors else "") for c in empty),
+            evidence={"errors": [e for c in checks_t for e in c.errors][:5]},
+        )
+    nodes = sorted({_node_of(state, k) for c in checks_t for k in c.matching})
+
+    def by_node(keys: Iterable[DeviceKey], node: str) -> list[DeviceKey]:
+        return [k for k in keys if _node_of(state, k) == node]
+
+    ever = [n for n in nodes if _fits(checks_t, {c.name: by_node(c.matching, n) for c in checks_t})]
+    if not ever:
+        return ClaimFeasibility(
+            "no_matching_device",
+            checks_t,
+            "no single node publishes enough matching devices for all requests",
+            tuple(nodes),
+        )
+    free_ok = [n for n in ever if _fits(checks_t, {c.name: by_node(c.free, n) for c in checks_t})]
+    if not free_ok:
+        taint_ok = [
+            n for n in ever
+            if _fits(checks_t, {c.name: by_node(c.free + c.tainted, n) for c in checks_t})
+        ]
+        verdict = "device_tainted" if taint_ok else "capacity_exhausted"
+        detail = "; ".join(
+            f"request {c.name}: {len(c.matching)} matching, {len(c.free)} free"
+            + (f", {len(c.tainted)} blocked by taints" if c.tainted else "")
+            for c in checks_t
+        )
+        return ClaimFeasibility(verdict, checks_t, detail, tuple(nodes))
+    ok = [
+        n for n in free_ok
+        if _constraints_ok(state, checks_t, {c.name: by_node(c.free, n) for c in checks_t}, constraints)
+    ]
+    if not ok:
+        return ClaimFeasibility(
+            "constraint_unsatisfiable",
+            checks_t,
+            "; ".join(f"request {c.name}: {len(c.free)} free matching" for c in checks_t)
+            + "; constraints "
+            + ", ".join(
+                str(con.get("matchAttribute") or con.get("distinctAttribute")) for con in constraints
+            )
+            + " cannot be met together on any node",
+            tuple(nodes),
+        )
+    return ClaimFeasibility("feasible", checks_t, f"feasible on {', '.join(ok)}", tuple(nodes))

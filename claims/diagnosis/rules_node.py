@@ -1,0 +1,591 @@
+"""Rules for drivers, nodes and devices.
+
+Pure: no Django. Categories: driver_not_publishing_on_node, driver_publishing_empty_pool,
+driver_not_registered_on_node, stale_slice_driver_unavailable, mig_instance_not_published,
+overlapping_devices_double_allocation, prepare_failed_on_node, cdi_injection_failed,
+unprepare_blocked_driver_unavailable, device_taint_eviction, device_taint_rule_too_broad.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from claims.diagnosis.context import Context, claim_ref, earliest, minutes, node_ref, pod_ref, slice_ref
+from claims.diagnosis.feasibility import blocking_taints, device_taints, rule_selects
+from claims.diagnosis.findings import Finding, ObjectRef
+from claims.diagnosis.known_issues import issues_for, load_known_issues
+from claims.diagnosis.state import PodInfo, parse_version
+from inventory.parse import GPU_DRIVER, ResourceClaim
+
+MIG_DISABLED_CONFIGS = ("all-disabled", "")
+
+# Plain substrings of kubelet event messages (compared with `in`).
+NOT_REGISTERED = "is not registered"
+NOT_ALLOWED = "not allowed to use"
+UNRESOLVABLE_CDI = "unresolvable CDI devices"
+
+
+def driver_gaps(ctx: Context) -> dict[str, str]:
+    """GPU nodes where the NVIDIA GPU driver publishes nothing: node -> ``empty_pool`` or
+    ``not_publishing``. Only when the GPU driver is meant to run in this cluster."""
+    state = ctx.state
+    gaps: dict[str, str] = {}
+    if not state.gpu_driver_expected():
+        return gaps
+    for node in state.nodes.values():
+        gpu_slices = [s for s in state.slices_on_node(node.name) if s.driver == GPU_DRIVER]
+        plugin = [p for p in state.plugin_pods_on_node(node.name) if "gpu" in p.name]
+        if not node.has_nvidia_gpu and not plugin:
+            continue
+        if gpu_slices and not any(s.devices for s in gpu_slices):
+            gaps[node.name] = "empty_pool"
+        elif not gpu_slices:
+            gaps[node.name] = "not_publishing"
+    return gaps
+
+
+def _plugin_state(pods: list[PodInfo]) -> str:
+    bits = []
+    for p in pods:
+        for c in p.containers:
+            if c.waiting_reason or c.restart_count:
+                bits.append(
+                    f"{p.name}/{c.name}: {c.waiting_reason or 'running'}, {c.restart_count} restarts"
+                    + (f", last error '{c.last_terminated_message}'" if c.last_terminated_message else "")
+                )
+    return "; ".join(bits)
+
+
+def _stuck_claims_for_gpu_driver(ctx: Context) -> list[tuple[ResourceClaim, list[PodInfo]]]:
+    out = []
+    for claim, pods in ctx.pending_claims():
+        feas = ctx.feasibility(claim)
+        if feas.verdict == "no_matching_device" and not any(r.matching for r in feas.requests):
+            out.append((claim, pods))
+    return out
+
+
+def rule_driver_publishing(ctx: Context) -> Iterator[Finding]:
+    """driver_publishing_empty_pool and driver_not_publishing_on_node."""
+    state = ctx.state
+    gaps = driver_gaps(ctx)
+    if not gaps:
+        return
+    stuck = _stuck_claims_for_gpu_driver(ctx)
+    for node_name, kind in sorted(gaps.items()):
+        plugins = state.plugin_pods_on_node(node_name)
+        plugin_txt = _plugin_state(plugins)
+        affected = [
+            (c, pods) for c, pods in stuck
+            if not any(p.node_name and p.node_name != node_name for p in pods)
+        ]
+        objs: list[ObjectRef] = []
+        if kind == "empty_pool":
+            empty = [s for s in state.slices_on_node(node_name) if s.driver == GPU_DRIVER]
+            objs.extend(slice_ref(s.name) for s in empty)
+        objs.append(node_ref(node_name))
+        objs.extend(pod_ref(p) for p in plugins)
+        for c, pods in affected:
+            objs.append(claim_ref(c))
+            objs.extend(pod_ref(p) for p in pods)
+        since = earliest([ctx.pending_since(c, pods) for c, pods in affected])
+        node = state.nodes.get(node_name)
+        product = node.labels.get("nvidia.com/gpu.product", "GPUs") if node else "GPUs"
+        common = {
+            "node": node_name,
+            "plugin_pods": [p.name for p in plugins],
+            "plugin_state": plugin_txt,
+            "affected_claims": [f"{c.namespace}/{c.name}" for c, _ in affected],
+        }
+        if kind == "empty_pool":
+            yield Finding(
+                category="driver_publishing_empty_pool",
+                severity="critical",
+                objects=tuple(dict.fromkeys(objs)),
+                summary=(
+                    f"Node {node_name} has {product} but its {GPU_DRIVER} ResourceSlice lists zero"
+                    " devices" + (f"; kubelet plugin: {plugin_txt}" if plugin_txt else "")
+                    + (f"; {len(affected)} claim(s) wait for a device" if affected else "") + "."
+                ),
+                next_action=(
+                    f"Read the DRA kubelet plugin's log on {node_name} and fix why it enumerates no"
+                    " GPUs (crash loop, unsupported MIG query, driver mismatch), then confirm the"
+                    " slice lists the node's GPUs."
+                ),
+                since=since,
+                evidence=common,
+            )
+        else:
+            yield Finding(
+                category="driver_not_publishing_on_node",
+                severity="warning" if not affected else "critical",
+                objects=tuple(dict.fromkeys(objs)),
+                summary=(
+                    f"Node {node_name} has {product} but no {GPU_DRIVER} ResourceSlice"
+                    + (f"; kubelet plugin: {plugin_txt}" if plugin_txt else
+                       ("; no DRA kubelet-plugin pod runs there" if not plugins else ""))
+                    + "."
+                ),
+                next_action=(
+                    f"Check that the DRA driver's kubelet-plugin DaemonSet runs and is ready on"
+                    f" {node_name} (node selector, tolerations, host driver), then confirm a slice appears."
+                ),
+                since=since,
+                evidence=common,
+            )
+
+
+def _kubelet_issue_note(ctx: Context, node_name: str | None) -> tuple[str, dict[str, Any]]:
+    node = ctx.state.nodes.get(node_name or "")
+    if node is None:
+        return "", {}
+    for issue in issues_for("kubelet", parse_version(node.kubelet_version)):
+        if issue.category == "driver_not_registered_on_node":
+            return (
+                f"; kubelet {node.kubelet_version} has known bug {issue.id} (fixed in {issue.fixed_in})",
+                {"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in},
+            )
+    return "", {}
+
+
+def _event_node(ctx: Context, e: Any, pod: PodInfo | None) -> str | None:
+    return (pod.node_name if pod else None) or e.host
+
+
+def _pod_claims(ctx: Context, pod: PodInfo) -> list[ObjectRef]:
+    return [
+        ObjectRef("ResourceClaim", pod.namespace, n)
+        for _, n in ctx.state.pod_claim_names(pod)
+        if n and (pod.namespace, n) in ctx.state.claims
+    ]
+
+
+def rule_kubelet_events(ctx: Context) -> Iterator[Finding]:
+    """driver_not_registered_on_node, cdi_injection_failed, prepare_failed_on_node from kubelet
+    events of pods that are still not running."""
+    state = ctx.state
+    grouped: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
+    for e in state.events:
+        if e.involved_kind != "Pod":
+            continue
+        pod = state.pods.get((e.involved_namespace or e.namespace or "", e.involved_name or ""))
+        if pod is None or pod.terminal or (pod.phase == "Running" and pod.ready):
+            continue
+        msg = e.message
+        if NOT_REGISTERED in msg and ("DRA" in msg or "driver" in msg):
+            cat = "driver_not_registered_on_node"
+        elif UNRESOLVABLE_CDI in msg:
+            cat = "cdi_injection_failed"
+        elif e.reason in ("FailedPrepareDynamicResources",) and NOT_ALLOWED not in msg:
+            cat = "prepare_failed_on_node"
+        else:
+            continue
+        grouped[(cat, pod.namespace, pod.name)].append(e)
+    for (cat, ns, name), events in sorted(grouped.items()):
+        pod = state.pods[(ns, name)]
+        node = _event_node(ctx, events[0], pod)
+        plugins = state.plugin_pods_on_node(node) if node else []
+        since = earliest([e.first for e in events])
+        count = sum(e.count for e in events)
+        msg = events[-1].message
+        objs = [pod_ref(pod), *_pod_claims(ctx, pod)]
+        evidence: dict[str, Any] = {"events": [e.message for e in events][:3], "count": count, "node": node}
+        if cat == "driver_not_registered_on_node":
+            note, issue_ev = _kubelet_issue_note(ctx, node)
+            evidence.update(issue_ev)
+            objs += [node_ref(node)] if node else []
+            objs += [pod_ref(p) for p in plugins]
+            yield Finding(
+                category=cat,
+                severity="critical",
+                objects=tuple(dict.fromkeys(objs)),
+                summary=(
+                    f"Kubelet on {node} reports the DRA driver as not registered for pod {ns}/{name}"
+                    f" (x{count}: '{msg[:160]}'){note}."
+                ),
+                next_action=(
+                    f"Restart the DRA kubelet-plugin pod on {node} (and the kubelet if the plugin is"
+                    " healthy); upgrade the kubelet if its version has the known idle-connection bug."
+                ),
+                since=since,
+                evidence=evidence,
+            )
+        elif cat == "cdi_injection_failed":
+            objs += [node_ref(node)] if node else []
+            yield Finding(
+                category=cat,
+                severity="critical",
+                objects=tuple(dict.fromkeys(objs)),
+                summary=(
+                    f"Pod {ns}/{name}: devices were prepared but the container runtime on {node}"
+                    f" cannot resolve the CDI device (x{count}: '{msg[:160]}')."
+                ),
+                next_action=(
+                    f"Check that CDI is enabled in the container runtime on {node} and that the"
+                    " plugin's CDI spec directory is the one the runtime reads, then recreate the pod."
+                ),
+                since=since,
+                evidence=evidence,
+            )
+        else:
+            toolkit = [
+                p for p in state.pods.values()
+                if p.node_name == node and p.is_container_toolkit
+            ] if "CDI" in msg else []
+            objs += [pod_ref(p) for p in plugins] + [pod_ref(p) for p in toolkit]
+            extra = ""
+            plugin_start = earliest([c.started_at for p in plugins for c in p.containers] + [p.created for p in plugins])
+            newer = [
+                p for p in toolkit
+                if (ctx.age(earliest([c.started_at for c in p.containers] + [p.created])) or 0)
+                < (ctx.age(plugin_start) or 0)
+            ]
+            if newer:
+                extra = (
+                    f"; the container toolkit pod {newer[0].name} was replaced after the kubelet"
+                    " plugin started, so the plugin's CDI information may be stale"
+                )
+                evidence["subcategory"] = "cdi_spec_generation_failed"
+            yield Finding(
+                category=cat,
+                severity="critical",
+                objects=tuple(dict.fromkeys(objs)),
+                summary=(
+                    f"Kubelet on {node} cannot prepare the devices of pod {ns}/{name}"
+                    f" (FailedPrepareDynamicResources x{count}: '{msg[:200]}'){extra}."
+                ),
+                next_action=(
+                    f"Read the DRA kubelet plugin's log on {node} for this claim and fix the cause;"
+                    " restart the plugin pod if its cached state is stale, then watch the next prepare."
+                ),
+                since=since,
+                evidence=evidence,
+            )
+
+
+def rule_stale_slice(ctx: Context) -> Iterator[Finding]:
+    """stale_slice_driver_unavailable: an allocation names a device no slice publishes."""
+    state = ctx.state
+    if not state.slices:
+        return
+    for c in state.claims.values():
+        if not c.allocated:
+            continue
+        gone = [r for r in c.results if r.device_key not in state.devices]
+        if not gone:
+            continue
+        extra = state.claim_extra.get((c.namespace, c.name))
+        nodes = list(extra.node_selector_nodes) if extra else []
+        plugins = [p for n in nodes for p in state.plugin_pods_on_node(n)]
+        not_ready = [p for p in plugins if not p.ready]
+        pods = [p for p in state.pods_using_claim(c)]
+        yield Finding(
+            category="stale_slice_driver_unavailable",
+            severity="critical",
+            objects=tuple(dict.fromkeys([claim_ref(c), *(pod_ref(p) for p in pods),
+                                         *(node_ref(n) for n in nodes), *(pod_ref(p) for p in plugins)])),
+            summary=(
+                f"Claim {c.namespace}/{c.name} is allocated "
+                + ", ".join(f"{r.pool}/{r.device}" for r in gone)
+                + f" ({gone[0].driver}), which no ResourceSlice publishes any more"
+                + (f"; plugin pod(s) not ready: {', '.join(p.name for p in not_ready)}" if not_ready else "")
+                + "."
+            ),
+            next_action=(
+                "Bring the driver's kubelet plugin back on the node so it republishes its pool; if"
+                " the node or device is gone for good, delete the consuming pods so the claim is"
+                " deallocated and re-allocated elsewhere."
+            ),
+            since=c.allocation_timestamp,
+            evidence={"missing_devices": [f"{r.driver}/{r.pool}/{r.device}" for r in gone]},
+        )
+
+
+def _mig_label_counts(labels: dict[str, str] | Any) -> dict[str, int]:
+    out = {}
+    for k, v in labels.items():
+        if k.startswith("nvidia.com/mig-") and k.endswith(".count") and str(v).isdigit():
+            out[k[len("nvidia.com/mig-"):-len(".count")]] = int(v)
+    return out
+
+
+def rule_mig_not_published(ctx: Context) -> Iterator[Finding]:
+    """mig_instance_not_published: node labels promise MIG instances the slices do not list."""
+    state = ctx.state
+    for node in state.nodes.values():
+        cfg = node.labels.get("nvidia.com/mig.config", "")
+        cfg_state = node.labels.get("nvidia.com/mig.config.state", "success")
+        devs = [d for s in state.slices_on_node(node.name) if s.driver == GPU_DRIVER for d in s.devices]
+        if not devs:
+            continue  # nothing published at all: the driver rules own that
+        migs = [d for d in devs if d.type == "mig"]
+        expected = _mig_label_counts(node.labels)
+        problems = []
+        for profile, n in sorted(expected.items()):
+            have = sum(1 for d in migs if d.profile == profile)
+            if have < n:
+                problems.append(f"{profile}: {have} published, labels say {n}")
+        if cfg not in MIG_DISABLED_CONFIGS and cfg_state == "success" and not migs and not expected:
+            problems.append(f"mig.config={cfg} applied but no MIG device is published")
+        unattributed = [d for d in migs if not d.parent_uuid]
+        if unattributed:
+            problems.append(f"{len(unattributed)} MIG device(s) without parentUUID")
+        if not problems:
+            continue
+        slices = sorted({d.slice_name for d in devs})
+        plugins = state.plugin_pods_on_node(node.name)
+        yield Finding(
+            category="mig_instance_not_published",
+            severity="warning",
+            objects=(node_ref(node.name), *(slice_ref(s) for s in slices), *(pod_ref(p) for p in plugins)),
+            summary=f"Node {node.name}: " + "; ".join(problems) + ".",
+            next_action=(
+                f"Restart the GPU kubelet plugin on {node.name} after MIG changes (static MIG"
+                " instances created later appear only after a restart) and compare the slice with"
+                " nvidia-smi mig -lgi."
+            ),
+            evidence={"mig_config": cfg, "expected": expected, "published": len(migs)},
+        )
+
+
+def rule_overlapping_devices(ctx: Context) -> Iterator[Finding]:
+    """overlapping_devices_double_allocation: a whole GPU and its MIG instances both allocated."""
+    state = ctx.state
+    by_uuid = {(d.driver, d.node_name, d.uuid): d for d in state.devices.values() if d.uuid}
+    clashes: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
+    for child in state.devices.values():
+        if not child.parent_uuid:
+            continue
+        parent = by_uuid.get((child.driver, child.node_name, child.parent_uuid))
+        if parent is None or parent.consumes_counters or child.consumes_counters:
+            continue
+        if parent.key in ctx.used and child.key in ctx.used:
+            clashes[parent.slice_name].append((parent, child))
+    for slice_name, pairs in sorted(clashes.items()):
+        claims = []
+        for parent, child in pairs:
+            claims.extend(ctx.used[parent.key] + ctx.used[child.key])
+        uniq = list(dict.fromkeys((c.namespace, c.name) for c in claims))
+        pods = []
+        for key in uniq:
+            c = state.claims[key]
+            uids = {r.uid for r in c.reserved_for}
+            pods.extend(p for p in state.pods.values() if p.uid in uids)
+        parents = sorted({p.name for p, _ in pairs})
+        node = pairs[0][0].node_name
+        yield Finding(
+            category="overlapping_devices_double_allocation",
+            severity="critical",
+            objects=tuple(dict.fromkeys([
+                slice_ref(slice_name),
+                *(ObjectRef("ResourceClaim", ns, n) for ns, n in uniq),
+                *(pod_ref(p) for p in pods),
+                *([node_ref(node)] if node else []),
+            ])),
+            summary=(
+                f"{len(parents)} whole GPU(s) ({', '.join(parents)}) on {node} are allocated while"
+                f" {len(pairs)} MIG device(s) carved from them are allocated too; the slice has no"
+                " shared counters tying them together."
+            ),
+            next_action=(
+                f"Move one of the workloads off {node} and keep whole-GPU claims off MIG-enabled"
+                " GPUs (selector or node selector) until the driver models them with shared counters."
+            ),
+            since=earliest([state.claims[k].allocation_timestamp for k in uniq]),
+            evidence={"pairs": [f"{p.name} <- {c.name}" for p, c in pairs][:20]},
+        )
+
+
+def rule_unprepare_blocked(ctx: Context) -> Iterator[Finding]:
+    """unprepare_blocked_driver_unavailable: a terminating pod waits for a driver that is down."""
+    state = ctx.state
+    for pod in state.pods.values():
+        if not pod.deletion_timestamp or not pod.node_name:
+            continue
+        if not ctx.older_than(pod.deletion_timestamp, ctx.thresholds.deleting_seconds):
+            continue
+        held = [
+            c for (ns, _), c in state.claims.items()
+            if ns == pod.namespace and any(r.uid == pod.uid for r in c.reserved_for)
+        ]
+        if not held:
+            continue
+        plugins = state.plugin_pods_on_node(pod.node_name)
+        drivers = {r.driver for c in held for r in c.results}
+        driver_slices = [s for s in state.slices_on_node(pod.node_name) if s.driver in drivers]
+        events = [
+            e for e in state.events_for("Pod", pod.namespace, pod.name)
+            if NOT_REGISTERED in e.message or "UnprepareResources" in e.message
+        ]
+        down = (plugins and not any(p.ready for p in plugins)) or events or (
+            not plugins and not driver_slices and any(p.is_dra_kubelet_plugin for p in state.pods.values())
+        )
+        if not down:
+            continue
+        age = ctx.age(pod.deletion_timestamp)
+        yield Finding(
+            category="unprepare_blocked_driver_unavailable",
+            severity="critical",
+            objects=tuple(dict.fromkeys([pod_ref(pod), *(claim_ref(c) for c in held),
+                                         node_ref(pod.node_name), *(pod_ref(p) for p in plugins)])),
+            summary=(
+                f"Pod {pod.namespace}/{pod.name} has been terminating"
+                + (f" for {minutes(age)}" if age is not None else "")
+                + f" on {pod.node_name}, but the DRA driver that must unprepare its claim(s) is"
+                " unavailable ("
+                + (_plugin_state(plugins) or ("no ready plugin pod" if plugins or not events else events[0].message[:120]))
+                + ")."
+            ),
+            next_action=(
+                f"Bring the DRA kubelet plugin on {pod.node_name} back to Ready so the kubelet can"
+                " unprepare the devices; do not force-delete the pod or strip the claim finalizer"
+                " while the device may still be in use."
+            ),
+            since=pod.deletion_timestamp,
+            evidence={"claims": [c.name for c in held], "events": [e.message for e in events][:3]},
+        )
+
+
+def rule_device_taints(ctx: Context) -> Iterator[Finding]:
+    """device_taint_eviction: evictions by device taints, tolerations lost in the allocation,
+    and pending claims whose only free matching devices are tainted."""
+    state = ctx.state
+    sched = state.components.get("kube-scheduler")
+    sched_issues = [
+        i for i in issues_for("kube-scheduler", sched.version if sched else None)
+        if i.state == "noexecute_toleration_missing_from_allocation"
+    ]
+    reported: set[tuple[str, str]] = set()
+    for c in state.claims.values():
+        if not c.allocated:
+            continue
+        extra = state.claim_extra.get((c.namespace, c.name))
+        for r in c.results:
+            dev = state.devices.get(r.device_key)
+            if dev is None:
+                continue
+            taints = [t for t in device_taints(state, dev) if t.get("effect") == "NoExecute"]
+            if not taints:
+                continue
+            req = next((q for q in c.requests if q.get("name") == r.request), {})
+            body = req.get("exactly") if isinstance(req.get("exactly"), dict) else {}
+            req_tols = [t for t in (body or {}).get("tolerations") or [] if isinstance(t, dict)]
+            key = f"{r.driver}/{r.pool}/{r.device}"
+            res_tols = list(extra.result_tolerations.get(key, ())) if extra else []
+            untolerated_in_result = blocking_taints(taints, res_tols)
+            if not untolerated_in_result:
+                continue
+            pods = state.pods_using_claim(c)
+            evictions = [
+                e for p in pods for e in state.events_for("Pod", p.namespace, p.name)
+                if "Eviction" in e.reason or "taint" in e.message.lower()
+            ]
+            tolerated_by_request = not blocking_taints(untolerated_in_result, req_tols)
+            objs = [slice_ref(dev.slice_name), claim_ref(c), *(pod_ref(p) for p in pods)]
+            objs += [ObjectRef("DeviceTaintRule", None, tr.name) for tr in state.taint_rules if rule_selects(tr, dev)]
+            evidence: dict[str, Any] = {
+                "device": key,
+                "taints": [dict(t) for t in taints],
+                "evictions": [e.message for e in evictions][:3],
+            }
+            if tolerated_by_request:
+                evidence["subcategory"] = "toleration_missing_from_allocation_result"
+                note = "; the request tolerates it but the allocation result carries no toleration"
+                if sched and sched_issues:
+                    issue = sched_issues[0]
+                    objs.append(ObjectRef("Pod", sched.pod_namespace, sched.pod_name))
+                    note += (f" (kube-scheduler v{'.'.join(map(str, sched.version or ()))}: known bug"
+                             f" {issue.id}, fixed in {issue.fixed_in})")
+                    evidence.update({"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in})
+                action = (
+                    "Upgrade kube-scheduler to a release that copies tolerations into the allocation;"
+                    " until then remove the NoExecute taint (or make it NoSchedule) while the job runs."
+                )
+            else:
+                action = (
+                    "Fix or replace the tainted device, or add a toleration to the claim's request if"
+                    " the workload may keep running on it."
+                )
+                note = "; the claim does not tolerate it"
+            if not evictions and not tolerated_by_request:
+                # A plain untolerated NoExecute taint: the eviction is by design once it happens.
+                pass
+            reported.add((c.namespace, c.name))
+            yield Finding(
+                category="device_taint_eviction",
+                severity="critical",
+                objects=tuple(dict.fromkeys(objs)),
+                summary=(
+                    f"Device {r.pool}/{r.device} allocated to claim {c.namespace}/{c.name} has NoExecute"
+                    f" taint {taints[0].get('key')}={taints[0].get('value', '')}{note}"
+                    + (f"; pod evicted ({evictions[0].reason})" if evictions else "") + "."
+                ),
+                next_action=action,
+                since=earliest([e.first for e in evictions] + [t.get("timeAdded") for t in taints]),
+                evidence=evidence,
+            )
+    for claim, pods in ctx.pending_claims():
+        if (claim.namespace, claim.name) in reported:
+            continue
+        since = ctx.pending_since(claim, pods)
+        if not ctx.older_than(since, ctx.thresholds.pending_seconds):
+            continue
+        feas = ctx.feasibility(claim)
+        if feas.verdict != "device_tainted":
+            continue
+        slices = sorted({state.devices[k].slice_name for r in feas.requests for k in r.tainted})
+        yield Finding(
+            category="device_taint_eviction",
+            severity="warning",
+            objects=(claim_ref(claim), *(pod_ref(p) for p in pods), *(slice_ref(s) for s in slices)),
+            summary=(
+                f"Claim {claim.namespace}/{claim.name} is blocked by device taints: {feas.detail}."
+            ),
+            next_action=(
+                "Remove the taint once the devices are healthy, or add a matching toleration to the"
+                " request if the workload may use tainted devices."
+            ),
+            since=since,
+            evidence={"subcategory": "blocked_by_taint", "detail": feas.detail},
+        )
+
+
+def rule_taint_rule_too_broad(ctx: Context) -> Iterator[Finding]:
+    """device_taint_rule_too_broad: a DeviceTaintRule selecting everything, or a whole driver
+    across several nodes."""
+    state = ctx.state
+    total = len(state.devices)
+    for rule in state.taint_rules:
+        hit = [d for d in state.devices.values() if rule_selects(rule, d)]
+        nodes = {d.node_name or d.pool for d in hit}
+        broad = rule.selector_empty or (
+            not rule.pool and not rule.device and not rule.selectors and len(nodes) > 1
+        )
+        if not broad or not hit:
+            continue
+        keys = {d.key for d in hit}
+        claims = [c for c in state.claims.values() if any(r.device_key in keys for r in c.results)]
+        pods = [p for c in claims for p in state.pods_using_claim(c)]
+        scope = "an empty selector" if rule.selector_empty else f"only driver {rule.driver}"
+        yield Finding(
+            category="device_taint_rule_too_broad",
+            severity="critical" if rule.taint.get("effect") == "NoExecute" and pods else "warning",
+            objects=tuple(dict.fromkeys([ObjectRef("DeviceTaintRule", None, rule.name),
+                                         *(claim_ref(c) for c in claims), *(pod_ref(p) for p in pods)])),
+            summary=(
+                f"DeviceTaintRule {rule.name} ({rule.taint.get('effect')}) uses {scope} and taints"
+                f" {len(hit)} of {total} devices on {len(nodes)} node(s), hitting {len(pods)} pod(s)."
+            ),
+            next_action=(
+                f"Narrow DeviceTaintRule {rule.name} to the pool and device that need it (or delete"
+                " it) before it evicts or blocks workloads cluster-wide."
+            ),
+            evidence={"devices": len(hit), "nodes": sorted(n for n in nodes if n),
+                      "pods": [f"{p.namespace}/{p.name}" for p in pods][:20]},
+        )
+
+
+def known_issue_ids() -> list[str]:
+    return [i.id for i in load_known_issues()]

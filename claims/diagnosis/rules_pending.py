@@ -1,0 +1,410 @@
+"""Rules for claims and pods stuck before allocation.
+
+Pure: no Django. Categories: device_class_missing, no_matching_device, capacity_exhausted,
+constraint_unsatisfiable, claim_not_found, template_claim_missing, feature_gate_disabled,
+scheduler_known_bug. The allocation verdicts come from ``feasibility.assess_claim``: the
+scheduler's event (``cannot allocate all claims``) is the same for all three look-alikes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from claims.diagnosis.context import Context, claim_ref, earliest, minutes, pod_ref, slice_ref
+from claims.diagnosis.findings import Finding, ObjectRef
+from claims.diagnosis.known_issues import issues_for
+from claims.diagnosis.rules_node import driver_gaps
+from claims.diagnosis.state import ComponentInfo
+
+_VERDICT_CATEGORY = {
+    "device_class_missing": "device_class_missing",
+    "no_matching_device": "no_matching_device",
+    "capacity_exhausted": "capacity_exhausted",
+    "constraint_unsatisfiable": "constraint_unsatisfiable",
+}
+
+
+def _vendor(name: str) -> str:
+    """``gpu.nvidia.com`` -> ``nvidia.com``: the domain a DeviceClass's driver family shares."""
+    parts = name.split(".")
+    return ".".join(parts[-2:]) if len(parts) >= 2 else name
+
+
+def rule_allocation(ctx: Context) -> Iterator[Finding]:
+    """device_class_missing / no_matching_device / capacity_exhausted / constraint_unsatisfiable."""
+    state = ctx.state
+    gaps = driver_gaps(ctx)
+    for claim, pods in ctx.pending_claims():
+        since = ctx.pending_since(claim, pods)
+        if not ctx.older_than(since, ctx.thresholds.pending_seconds):
+            continue
+        feas = ctx.feasibility(claim)
+        category = _VERDICT_CATEGORY.get(feas.verdict)
+        if category is None:
+            continue
+        if category == "no_matching_device" and gaps and not any(r.matching for r in feas.requests):
+            # A node's driver publishes nothing: the driver finding owns this claim.
+            continue
+        objs = [claim_ref(claim), *(pod_ref(p) for p in pods)]
+        tmpl = ctx.template_ref_for(claim, pods)
+        if tmpl:
+            objs.append(tmpl)
+        absent: list[dict[str, object]] = []
+        slices = sorted(
+            {state.devices[k].slice_name for r in feas.requests for k in r.matching}
+        )
+        age = ctx.age(since)
+        pending_txt = f", pending {minutes(age)}" if age is not None else ""
+        who = f"{claim.namespace}/{claim.name}"
+        if category == "device_class_missing":
+            missing = sorted({r.device_class or "?" for r in feas.requests if not r.class_exists})
+            for m in missing:
+                absent.append(ObjectRef("DeviceClass", None, m).to_dict())
+                objs.append(ObjectRef("DeviceClass", None, m))
+            vendors = {_vendor(m) for m in missing}
+            related = sorted(s.name for s in state.slices if _vendor(s.driver) in vendors)
+            objs.extend(slice_ref(s) for s in related)
+            summary = (
+                f"Claim {who} requests DeviceClass {', '.join(missing)}, which does not exist"
+                f" (classes present: {', '.join(sorted(state.device_classes)) or 'none'}){pending_txt}."
+            )
+            action = (
+                f"Install or re-configure the DRA driver so it creates DeviceClass {missing[0]}"
+                " (or fix the class name in the claim or template), then re-create the pod."
+            )
+            severity = "critical"
+        elif category == "no_matching_device":
+            classes = sorted({r.device_class or "?" for r in feas.requests})
+            objs.extend(ObjectRef("DeviceClass", None, c) for c in classes)
+            class_slices = sorted(
+                {
+                    d.slice_name
+                    for d in state.devices.values()
+                    if any(
+                        _class_matches(ctx, c, d)
+                        for c in classes
+                    )
+                }
+            )
+            objs.extend(slice_ref(s) for s in class_slices or slices)
+            sel = "; ".join(s for r in feas.requests for s in r.selectors)
+            summary = (
+                f"Claim {who}: {feas.detail}; {len(state.devices)} devices published, none"
+                f" satisfies {('selector ' + sel.strip()) if sel else 'the request'}{pending_txt}."
+            )
+            action = (
+                "Change the request's selector (or DeviceClass) to values the published devices"
+                " have, or add nodes whose devices match; no device in the cluster can satisfy it now."
+            )
+            severity = "critical"
+        elif category == "capacity_exhausted":
+            objs.extend(slice_ref(s) for s in slices)
+            holders = sorted(
+                {f"{c.namespace}/{c.name}" for r in feas.requests for k in r.matching
+                 for c in ctx.used.get(k, [])}
+            )
+            summary = (
+                f"Claim {who}: every matching device is allocated ({feas.detail});"
+                f" held by {len(holders)} other claim(s){pending_txt}."
+            )
+            action = (
+                "Wait for or stop workloads holding matching devices, or add capacity; DRA devices"
+                " are not preempted, so raising the pod's priority will not free one."
+            )
+            severity = "warning"
+        else:
+            objs.extend(slice_ref(s) for s in slices)
+            summary = f"Claim {who}: {feas.detail}{pending_txt}."
+            action = (
+                "Free devices that satisfy the constraint together (e.g. two instances on one"
+                " parent GPU), or relax the matchAttribute/distinctAttribute constraint."
+            )
+            severity = "warning"
+        yield Finding(
+            category=category,
+            severity=severity,
+            objects=tuple(objs),
+            summary=summary,
+            next_action=action,
+            since=since,
+            evidence={
+                "verdict": feas.verdict,
+                "detail": feas.detail,
+                "requests": [
+                    {
+                        "name": r.name,
+                        "device_class": r.device_class,
+                        "count": r.count,
+                        "matching": len(r.matching),
+                        "free": len(r.free),
+                        "tainted": len(r.tainted),
+                        "selectors": list(r.selectors),
+                        "errors": list(r.errors),
+                    }
+                    for r in feas.requests
+                ],
+                "absent": absent,
+                "scheduling_events": ctx.scheduling_messages(pods),
+            },
+        )
+
+
+def _class_matches(ctx: Context, class_name: str, device: object) -> bool:
+    from inventory.cel import SelectorError, evaluate_device
+
+    dc = ctx.state.device_classes.get(class_name)
+    if dc is None:
+        return False
+    try:
+        return evaluate_device(device, dc.selectors).matched  # type: ignore[arg-type]
+    except SelectorError:
+        return False
+
+
+def rule_claim_references(ctx: Context) -> Iterator[Finding]:
+    """claim_not_found and template_claim_missing: a pod's reference leads nowhere."""
+    state = ctx.state
+    for pod in state.pods.values():
+        if pod.terminal or pod.deletion_timestamp:
+            continue
+        for ref, resolved in state.pod_claim_names(pod):
+            if ref.claim_name and (pod.namespace, ref.claim_name) not in state.claims:
+                since = earliest([pod.created, *(e.first for e in state.events_for("Pod", pod.namespace, pod.name))])
+                if not ctx.older_than(since, ctx.thresholds.pending_seconds):
+                    continue
+                elsewhere = sorted(
+                    ns for (ns, name) in state.claims if name == ref.claim_name and ns != pod.namespace
+                )
+                missing = ObjectRef("ResourceClaim", pod.namespace, ref.claim_name)
+                note = (
+                    f"; a claim of that name exists only in namespace(s) {', '.join(elsewhere)},"
+                    " and claims are namespaced" if elsewhere else ""
+                )
+                yield Finding(
+                    category="claim_not_found",
+                    severity="critical",
+                    objects=(
+                        pod_ref(pod),
+                        missing,
+                        *(ObjectRef("ResourceClaim", ns, ref.claim_name) for ns in elsewhere),
+                    ),
+                    summary=(
+                        f"Pod {pod.namespace}/{pod.name} references ResourceClaim {ref.claim_name},"
+                        f" which does not exist in namespace {pod.namespace}{note}."
+                    ),
+                    next_action=(
+                        f"Create ResourceClaim {ref.claim_name} in namespace {pod.namespace} or point"
+                        " the workload at a ResourceClaimTemplate; a pod cannot use another"
+                        " namespace's claim."
+                    ),
+                    since=since,
+                    evidence={"absent": [missing.to_dict()], "same_name_in": elsewhere},
+                )
+            elif ref.template_name and resolved is None:
+                tmpl_missing = (pod.namespace, ref.template_name) not in state.templates
+                events = [
+                    e for e in state.events_for("Pod", pod.namespace, pod.name)
+                    if e.reason == "FailedResourceClaimCreation"
+                ]
+                if not tmpl_missing and not events:
+                    continue
+                since = earliest([pod.created, *(e.first for e in events)])
+                if not ctx.older_than(since, ctx.thresholds.pending_seconds) and not events:
+                    continue
+                tref = ObjectRef("ResourceClaimTemplate", pod.namespace, ref.template_name)
+                why = (
+                    f"ResourceClaimTemplate {ref.template_name} does not exist in {pod.namespace}"
+                    if tmpl_missing
+                    else f"the claim controller failed to create it ({events[0].message})"
+                )
+                yield Finding(
+                    category="template_claim_missing",
+                    severity="critical",
+                    objects=(pod_ref(pod), tref),
+                    summary=(
+                        f"Pod {pod.namespace}/{pod.name} entry {ref.name} has no ResourceClaim:"
+                        f" {why}"
+                        + (f"; FailedResourceClaimCreation x{sum(e.count for e in events)}" if events else "")
+                        + "."
+                    ),
+                    next_action=(
+                        f"Re-create ResourceClaimTemplate {ref.template_name} in {pod.namespace} (or"
+                        " point the pod at an existing template) so the controller can create the claim."
+                    ),
+                    since=since,
+                    evidence={
+                        "absent": [tref.to_dict()] if tmpl_missing else [],
+                        "events": [e.message for e in events][:3],
+                    },
+                )
+
+
+# Feature gates the DRA features need, with the first minor version where each is on by
+# default (None: never assumed on; only an explicit "=false" is reported). Sources: Kubernetes
+# feature-gate docs; domain brief (DRAExtendedResource, DRAConsumableCapacity,
+# DRAPartitionableDevices on by default from 1.36); DRADeviceTaints default-on since 1.36
+# (kubernetes#141290); DRAPrioritizedList beta (on) in 1.34.
+GATE_DEFAULT_ON: dict[str, tuple[int, int] | None] = {
+    "DynamicResourceAllocation": (1, 34),
+    "DRAPrioritizedList": (1, 34),
+    "DRAPartitionableDevices": (1, 36),
+    "DRAConsumableCapacity": (1, 36),
+    "DRAExtendedResource": (1, 36),
+    "DRADeviceTaints": (1, 36),
+}
+
+
+def gate_enabled(comp: ComponentInfo, gate: str) -> bool | None:
+    """Explicit flag, else the version's default; None when neither is known."""
+    if gate in comp.feature_gates:
+        return comp.feature_gates[gate]
+    first_on = GATE_DEFAULT_ON.get(gate)
+    if comp.version is None or first_on is None:
+        return None
+    return comp.version[:2] >= first_on
+
+
+def _features_in_use(ctx: Context) -> dict[str, list[ObjectRef]]:
+    state = ctx.state
+    used: dict[str, list[ObjectRef]] = {}
+
+    def add(g: str, ref: ObjectRef) -> None:
+        used.setdefault(g, []).append(ref)
+
+    for c in state.claims.values():
+        if not c.allocated and not c.deletion_timestamp:
+            add("DynamicResourceAllocation", claim_ref(c))
+        for r in c.requests:
+            if "firstAvailable" in r:
+                add("DRAPrioritizedList", claim_ref(c))
+            body = r.get("exactly") or {}
+            if isinstance(body, dict) and body.get("capacity"):
+                add("DRAConsumableCapacity", claim_ref(c))
+            if isinstance(body, dict) and body.get("tolerations"):
+                add("DRADeviceTaints", claim_ref(c))
+    for s in state.slices:
+        extra = state.slice_extra.get(s.name)
+        if (extra and extra.shared_counters) or any(d.consumes_counters for d in s.devices):
+            add("DRAPartitionableDevices", slice_ref(s.name))
+        if any(d.taints for d in s.devices):
+            add("DRADeviceTaints", slice_ref(s.name))
+    for dc in state.device_classes.values():
+        if dc.extended_resource_name:
+            add("DRAExtendedResource", ObjectRef("DeviceClass", None, dc.name))
+    for r in state.taint_rules:
+        add("DRADeviceTaints", ObjectRef("DeviceTaintRule", None, r.name))
+    return used
+
+
+# Which components must have each gate for the feature to work end to end.
+_GATE_COMPONENTS = {
+    "DynamicResourceAllocation": ("kube-apiserver", "kube-scheduler", "kube-controller-manager"),
+    "DRAPrioritizedList": ("kube-apiserver", "kube-scheduler"),
+    "DRAPartitionableDevices": ("kube-apiserver", "kube-scheduler"),
+    "DRAConsumableCapacity": ("kube-apiserver", "kube-scheduler"),
+    "DRAExtendedResource": ("kube-apiserver", "kube-scheduler"),
+    "DRADeviceTaints": ("kube-apiserver", "kube-scheduler", "kube-controller-manager"),
+}
+
+
+def rule_feature_gates(ctx: Context) -> Iterator[Finding]:
+    """feature_gate_disabled: a feature in use is off on a control-plane component."""
+    state = ctx.state
+    if not state.components:
+        return
+    for gate, refs in sorted(_features_in_use(ctx).items()):
+        off = []
+        for comp_name in _GATE_COMPONENTS[gate]:
+            comp = state.components.get(comp_name)
+            if comp is not None and gate_enabled(comp, gate) is False:
+                off.append(comp)
+        if not off:
+            continue
+        on = [
+            c.component for c in state.components.values()
+            if c.component in _GATE_COMPONENTS[gate] and gate_enabled(c, gate)
+        ]
+        # Pods bound to a node although their claim was never allocated: the scheduler
+        # ignored the claims.
+        bound = []
+        for c in state.claims.values():
+            if c.allocated:
+                continue
+            for p in state.pods_using_claim(c):
+                if p.node_name and not p.terminal:
+                    bound.append(p)
+        claim_refs = [r for r in refs if r.kind == "ResourceClaim"]
+        objs = [*(pod_ref(p) for p in bound), *claim_refs,
+                *(ObjectRef("Pod", c.pod_namespace, c.pod_name) for c in off),
+                *(ObjectRef("Pod", state.components[n].pod_namespace, state.components[n].pod_name) for n in on),
+                *(r for r in refs if r.kind != "ResourceClaim")]
+        names = ", ".join(
+            f"{c.component} (v{'.'.join(map(str, c.version)) if c.version else '?'})" for c in off
+        )
+        yield Finding(
+            category="feature_gate_disabled",
+            severity="critical",
+            objects=tuple(dict.fromkeys(objs)),
+            summary=(
+                f"Feature gate {gate} is off on {names}"
+                + (f" but on in {', '.join(sorted(on))}" if on else "")
+                + f"; {len(refs)} object(s) use it"
+                + (f"; {len(bound)} pod(s) were bound without their claim being allocated" if bound else "")
+                + "."
+            ),
+            next_action=(
+                f"Enable {gate} on {', '.join(c.component for c in off)} to match the rest of the"
+                " control plane and kubelets, then re-create the affected pods."
+            ),
+            since=earliest([p.created for p in bound]) if bound else None,
+            evidence={
+                "gate": gate,
+                "disabled_on": [c.component for c in off],
+                "enabled_on": sorted(on),
+                "bound_without_allocation": [f"{p.namespace}/{p.name}" for p in bound],
+            },
+        )
+
+
+def rule_scheduler_known_bug(ctx: Context) -> Iterator[Finding]:
+    """scheduler_known_bug: scheduler version in a known bug's range and its symptom seen."""
+    state = ctx.state
+    sched = state.components.get("kube-scheduler")
+    if sched is None:
+        return
+    issues = [i for i in issues_for("kube-scheduler", sched.version)
+              if i.category == "scheduler_known_bug"]
+    if not issues:
+        return
+    for issue in issues:
+        hits = [
+            e for e in state.events
+            if e.involved_kind == "Pod" and e.reason == "FailedScheduling" and issue.matches_message(e.message)
+        ]
+        pods = []
+        for e in hits:
+            p = state.pods.get((e.involved_namespace or "", e.involved_name or ""))
+            if p is not None and not p.node_name and not p.terminal:
+                pods.append((p, e))
+        for p, e in pods:
+            claims = [
+                ObjectRef("ResourceClaim", p.namespace, n)
+                for _, n in state.pod_claim_names(p) if n
+            ]
+            yield Finding(
+                category="scheduler_known_bug",
+                severity="critical",
+                objects=(pod_ref(p), *claims, ObjectRef("Pod", sched.pod_namespace, sched.pod_name)),
+                summary=(
+                    f"Pod {p.namespace}/{p.name} fails scheduling with '{e.message[:160]}' on"
+                    f" kube-scheduler v{'.'.join(map(str, sched.version or ()))}: known bug"
+                    f" {issue.id}, fixed in {issue.fixed_in}."
+                ),
+                next_action=(
+                    f"Upgrade kube-scheduler to {issue.fixed_in} or later ({issue.link}); until then"
+                    " avoid mixing already-allocated shared claims with new per-pod claims in one pod."
+                ),
+                since=e.first,
+                evidence={"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in,
+                          "explanation": issue.summary},
+            )

@@ -1,0 +1,188 @@
+"""Rules on DCGM exporter scrapes: metrics_pod_attribution_missing,
+metrics_missing_for_unallocated_devices, metric_not_supported_on_mig.
+
+Pure: no Django. Input: ``ClusterState.prom`` (file name -> Prometheus text of a dcgm-exporter
+``/metrics`` page), parsed and joined to slice devices by ``inventory.dcgm``. Rules only speak
+about nodes a scrape covers (``Hostname`` label, or the node of a matched device), so a
+snapshot without scrapes yields no telemetry finding.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from claims.diagnosis.context import Context, claim_ref, node_ref, pod_ref, slice_ref
+from claims.diagnosis.findings import Finding, ObjectRef
+from inventory.dcgm import DcgmSample, TelemetryJoin, join_samples, parse_exposition
+
+GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
+PROF_GR_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+
+
+def _samples(ctx: Context) -> list[DcgmSample]:
+    out: list[DcgmSample] = []
+    for text in ctx.state.prom.values():
+        try:
+            out.extend(parse_exposition(text))
+        except ValueError:
+            continue  # a damaged scrape is reported by the loader, not diagnosed here
+    return out
+
+
+def _join(ctx: Context, samples: list[DcgmSample]) -> TelemetryJoin:
+    return join_samples(samples, ctx.state.devices.values())
+
+
+def _exporter_objects(ctx: Context) -> tuple[list[ObjectRef], dict[str, object]]:
+    """The dcgm-exporter DaemonSet(s), their ClusterRole, and whether DRA mode is configured."""
+    state = ctx.state
+    objs: list[ObjectRef] = []
+    ev: dict[str, object] = {}
+    for ds in state.daemonsets:
+        if not any("dcgm-exporter" in i for i in ds.images):
+            continue
+        objs.append(ObjectRef("DaemonSet", ds.namespace, ds.name))
+        dra = ds.env.get("KUBERNETES_ENABLE_DRA", "").lower() == "true"
+        ev[f"{ds.namespace}/{ds.name}.KUBERNETES_ENABLE_DRA"] = dra
+        for role_name in {ds.name, ds.service_account or ""} - {""}:
+            rules = state.cluster_roles.get(role_name)
+            if rules is None:
+                continue
+            objs.append(ObjectRef("ClusterRole", None, role_name))
+            can_read = any(
+                ("resource.k8s.io" in (r.get("apiGroups") or []) or "*" in (r.get("apiGroups") or []))
+                and ({"resourceslices", "*"} & set(r.get("resources") or []))
+                for r in rules
+            )
+            ev[f"{role_name}.can_read_resourceslices"] = can_read
+    return objs, ev
+
+
+def rule_pod_attribution(ctx: Context) -> Iterator[Finding]:
+    """metrics_pod_attribution_missing: DRA-allocated devices whose series carry no pod."""
+    state = ctx.state
+    if not state.prom:
+        return
+    join = _join(ctx, _samples(ctx))
+    by_uid = state.pods_by_uid()
+    hits = []
+    for key, tel in join.by_device.items():
+        holders = [c for c in ctx.used.get(key, []) if c.reserved_for]
+        if not holders or tel.pod or tel.claim:
+            continue
+        running = [
+            by_uid[r.uid] for c in holders for r in c.reserved_for
+            if r.uid in by_uid and by_uid[r.uid].phase == "Running"
+        ]
+        if running:
+            hits.append((key, tel, holders, running))
+    if not hits:
+        return
+    exp_objs, exp_ev = _exporter_objects(ctx)
+    objs: list[ObjectRef] = []
+    for key, _, holders, running in hits:
+        objs.extend(claim_ref(c) for c in holders)
+        objs.append(slice_ref(state.devices[key].slice_name))
+        objs.extend(pod_ref(p) for p in running)
+    objs.extend(exp_objs)
+    first_key, first_tel, first_holders, first_pods = hits[0]
+    util = first_tel.values.get(GPU_UTIL)
+    causes = []
+    if any(k.endswith("KUBERNETES_ENABLE_DRA") and v is False for k, v in exp_ev.items()):
+        causes.append("the exporter does not set KUBERNETES_ENABLE_DRA")
+    if any(k.endswith("can_read_resourceslices") and v is False for k, v in exp_ev.items()):
+        causes.append("its ClusterRole cannot read resource.k8s.io resourceslices")
+    yield Finding(
+        category="metrics_pod_attribution_missing",
+        severity="warning",
+        objects=tuple(dict.fromkeys(objs)),
+        summary=(
+            f"{len(hits)} DRA-allocated device(s) have DCGM series with empty pod/namespace labels,"
+            f" e.g. {first_key[1]}/{first_key[2]} held by {first_holders[0].namespace}/{first_holders[0].name}"
+            f" for pod {first_pods[0].name}"
+            + (f" at {util:g}% {GPU_UTIL}" if util is not None else "")
+            + (("; " + " and ".join(causes)) if causes else "") + "."
+        ),
+        next_action=(
+            "Run dcgm-exporter in DRA mode (KUBERNETES_ENABLE_DRA=true) with get/list/watch on"
+            " resource.k8s.io resourceslices for its ServiceAccount, then check the series carry"
+            " the pod's labels."
+        ),
+        evidence={"devices": [f"{k[1]}/{k[2]}" for k, *_ in hits], **exp_ev},
+    )
+
+
+def _scraped_nodes(ctx: Context, samples: list[DcgmSample], join: TelemetryJoin) -> set[str]:
+    nodes = {s.hostname for s in samples if s.hostname}
+    nodes |= {ctx.state.devices[k].node_name or "" for k in join.by_device}
+    return {n for n in nodes if n}
+
+
+def rule_missing_for_unallocated(ctx: Context) -> Iterator[Finding]:
+    """metrics_missing_for_unallocated_devices: idle devices on a scraped node have no series."""
+    state = ctx.state
+    if not state.prom:
+        return
+    samples = _samples(ctx)
+    join = _join(ctx, samples)
+    scraped = _scraped_nodes(ctx, samples, join)
+    silent: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for key in join.devices_without_series:
+        dev = state.devices[key]
+        if dev.node_name in scraped and key not in ctx.used:
+            silent[dev.node_name or ""].append(key)
+    for node, keys in sorted(silent.items()):
+        slices = sorted({state.devices[k].slice_name for k in keys})
+        exp_objs, exp_ev = _exporter_objects(ctx)
+        yield Finding(
+            category="metrics_missing_for_unallocated_devices",
+            severity="info",
+            objects=(node_ref(node), *(slice_ref(s) for s in slices), *exp_objs),
+            summary=(
+                f"Node {node}: {len(keys)} unallocated device(s) ("
+                + ", ".join(k[2] for k in keys[:8])
+                + ") have no DCGM series at all while others on the node do."
+            ),
+            next_action=(
+                "Check the exporter's device selection (DCGM_EXPORTER devices / collectors) and"
+                " whether it only reports GPUs assigned to pods; idle GPUs need telemetry too."
+            ),
+            evidence={"devices": [f"{k[1]}/{k[2]}" for k in keys], **exp_ev},
+        )
+
+
+def rule_metric_not_on_mig(ctx: Context) -> Iterator[Finding]:
+    """metric_not_supported_on_mig: MIG instances are scraped but DCGM_FI_DEV_GPU_UTIL is not
+    produced for them (DCGM reports it per physical GPU only)."""
+    state = ctx.state
+    if not state.prom:
+        return
+    samples = _samples(ctx)
+    mig = [s for s in samples if s.is_mig]
+    if not mig:
+        return
+    mig_fields = {s.field for s in mig}
+    if GPU_UTIL in mig_fields:
+        return
+    by_host: dict[str, set[str]] = defaultdict(set)
+    for s in mig:
+        by_host[s.hostname or ""].add(f"{s.uuid}/GPU_I_ID={s.gpu_instance_id}")
+    join = _join(ctx, samples)
+    mig_keys = [k for k, tel in join.by_device.items() if state.devices[k].type == "mig" or state.devices[k].parent_uuid]
+    holders = [c for k in mig_keys for c in ctx.used.get(k, [])]
+    objs = [node_ref(h) for h in sorted(by_host) if h in state.nodes]
+    objs += [claim_ref(c) for c in holders]
+    alt = PROF_GR_ACTIVE if PROF_GR_ACTIVE in mig_fields else f"{PROF_GR_ACTIVE} (enable profiling metrics)"
+    yield Finding(
+        category="metric_not_supported_on_mig",
+        severity="info",
+        objects=tuple(dict.fromkeys(objs)),
+        summary=(
+            f"{sum(len(v) for v in by_host.values())} MIG instance series are scraped but none carries"
+            f" {GPU_UTIL}; DCGM does not produce it per MIG instance (fields present: "
+            + ", ".join(sorted(mig_fields)[:6]) + ")."
+        ),
+        next_action=f"Use {alt} for MIG utilisation in dashboards and alerts instead of {GPU_UTIL}.",
+        evidence={"mig_fields": sorted(mig_fields), "instances": {h: sorted(v) for h, v in by_host.items()}},
+    )

@@ -1,0 +1,114 @@
+"""``manage.py diagnose``: run the stuck-claim diagnosis on a snapshot or a stored cluster.
+
+``--snapshot PATH`` evaluates the files in memory (no database): ``inventory.snapshot.load_path``
+-> ``ClusterState`` -> ``diagnose``. ``now`` defaults to the newest timestamp in the snapshot.
+``--cluster NAME`` reads the stored objects of a synced cluster and uses the clock.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from claims.diagnosis import ClusterState, Thresholds, diagnose
+from claims.diagnosis.findings import Finding
+from claims.diagnosis.state import parse_time
+from inventory.normalize import UnknownAPIVersion
+from inventory.snapshot import SnapshotError, load_path, newest_timestamp
+
+JSON_KEYS = ("category", "severity", "objects", "summary", "next_action", "runbook")
+
+
+class DiagnoseInputError(ValueError):
+    """Bad input: missing path, malformed YAML, unknown API version, bad --now."""
+
+
+def _parse_now(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    dt = parse_time(text)
+    if dt is None:
+        raise DiagnoseInputError(f"--now {text!r} is not an ISO-8601 time like 2026-11-18T10:42:00Z")
+    return dt
+
+
+def render(findings: list[Finding], fmt: str) -> str:
+    """``json``: exactly ``{"findings": [{category, severity, objects, summary, next_action,
+    runbook}]}``; ``text``: one block per finding."""
+    if fmt == "json":
+        doc = {"findings": [{k: f.to_dict()[k] for k in JSON_KEYS} for f in findings]}
+        return json.dumps(doc, indent=2)
+    if not findings:
+        return "No findings: nothing stuck."
+    lines = []
+    for f in findings:
+        main = f.objects[0] if f.objects else None
+        where = f"{main.kind} {main.namespace + '/' if main and main.namespace else ''}{main.name}" if main else ""
+        lines.append(f"[{f.severity.upper()}] {f.category}: {where}")
+        lines.append(f"  {f.summary}")
+        lines.append(f"  next: {f.next_action}")
+        lines.append(f"  runbook: claims/runbooks/{f.runbook}.md")
+    return "\n".join(lines)
+
+
+def diagnose_objects(objects: list[dict[str, Any]], prom: dict[str, str], now: datetime,
+                     thresholds: Thresholds | None = None) -> list[Finding]:
+    try:
+        state = ClusterState.from_objects(objects, prom)
+    except UnknownAPIVersion as exc:
+        raise DiagnoseInputError(str(exc)) from exc
+    return diagnose(state, now, thresholds or Thresholds())
+
+
+def run_diagnose(path: str | Path, now: str | datetime | None = None, fmt: str = "text") -> str:
+    """The command's core without Django: load ``path``, diagnose, render.
+
+    Raises ``DiagnoseInputError`` on a missing path, a malformed document, an unknown DRA API
+    version, or a bad ``now``.
+    """
+    if fmt not in ("text", "json"):
+        raise DiagnoseInputError(f"unknown format {fmt!r} (text or json)")
+    try:
+        load = load_path(path)
+    except SnapshotError as exc:
+        raise DiagnoseInputError(str(exc)) from exc
+    if load.errors:
+        raise DiagnoseInputError(f"cannot read snapshot: {load.errors[0]}")
+    when = now if isinstance(now, datetime) else _parse_now(now)
+    if when is None:
+        when = parse_time(newest_timestamp(load.objects))
+    if when is None:
+        raise DiagnoseInputError("the snapshot has no timestamp; pass --now")
+    return render(diagnose_objects(load.objects, load.prom, when), fmt)
+
+
+class Command(BaseCommand):
+    help = "Diagnose stuck ResourceClaims in a snapshot (files) or a stored cluster."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        src = parser.add_mutually_exclusive_group(required=True)
+        src.add_argument("--snapshot", help="file or folder of kubectl -o yaml|json output and *.prom scrapes")
+        src.add_argument("--cluster", help="name of a synced cluster")
+        parser.add_argument("--now", help="ISO-8601 time to evaluate at (default: newest timestamp in the snapshot)")
+        parser.add_argument("--format", choices=("text", "json"), default="text")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        try:
+            if opts.get("snapshot"):
+                out = run_diagnose(opts["snapshot"], opts.get("now"), opts["format"])
+            else:
+                from inventory.exports import cluster_objects  # lazy: needs the database
+
+                try:
+                    objects, prom = cluster_objects(opts["cluster"])
+                except LookupError as exc:
+                    raise DiagnoseInputError(str(exc)) from exc
+                now = _parse_now(opts.get("now")) or datetime.now(UTC)
+                out = render(diagnose_objects(objects, prom, now), opts["format"])
+        except DiagnoseInputError as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(out)

@@ -112,6 +112,7 @@ class Node(KubeObjectBase):
     gpu_count = models.PositiveIntegerField(default=0, help_text="GPUs (whole or MIG-partitioned) in slices")
     mig_count = models.PositiveIntegerField(default=0)
     allocated_count = models.PositiveIntegerField(default=0, help_text="allocated devices of gpu.nvidia.com")
+    free_count = models.PositiveIntegerField(default=0, help_text="unallocated devices of gpu.nvidia.com")
     device_count = models.PositiveIntegerField(default=0, help_text="devices of all drivers")
 
     class Meta:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from .kinds import KIND_NAMES, KINDS, KindSpec
+from .kinds import BY_KIND, KIND_NAMES, KINDS, KindSpec
 from .normalize import UnknownAPIVersion, normalize
 from .snapshot import SnapshotError, load_path
 
@@ -72,6 +72,10 @@ class SnapshotSource:
             if kind not in KIND_NAMES:
                 out.skipped[str(kind)] = out.skipped.get(str(kind), 0) + 1
                 continue
+            meta = obj.get("metadata") or {}
+            if BY_KIND[str(kind)].namespaced and not meta.get("namespace"):
+                # A manifest without a namespace lands in "default", as kubectl apply does.
+                obj = {**obj, "metadata": {**meta, "namespace": "default"}}
             try:
                 out.objects.append(normalize(obj))
             except UnknownAPIVersion as exc:
@@ -126,35 +130,47 @@ class LiveSource:
         from kubernetes.client.exceptions import ApiException
 
         try:
-            resp = self.api.call_api(
-                path,
+            method, url, headers, _body, _post = self.api.param_serialize(
                 "GET",
+                path,
                 query_params=query,
                 header_params={"Accept": "application/json"},
                 auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=self.timeout,
             )
-        except ApiException:
-            raise
+            resp = self.api.call_api(method, url, header_params=headers, _request_timeout=self.timeout)
+            status = resp.status
+            data = resp.read()
         except Exception as exc:  # urllib3 errors: connection refused, timeouts, TLS
             raise SourceError(f"GET {path}: {type(exc).__name__}: {exc}") from exc
-        body = resp[0].data if isinstance(resp, tuple) else resp.data
+        if status >= 400:
+            raise ApiException(status=status, reason=getattr(resp, "reason", "") or "error")
         try:
-            return json.loads(body), len(body)
+            return json.loads(data), len(data)
         except ValueError as exc:
             raise SourceError(f"GET {path}: response is not JSON") from exc
 
     def _list(self, spec: KindSpec, version: str, out: ReadResult) -> None:
+        from kubernetes.client.exceptions import ApiException
+
         namespaces: tuple[str | None, ...] = spec.namespaces or (None,)
         for ns in namespaces:
             path = spec.path(version, ns)
             token: str | None = None
+            start = len(out.objects)
+            relisted = False
             while True:
                 query: list[tuple[str, Any]] = [("limit", self.page_size)]
                 if token:
                     query.append(("continue", token))
-                page, size = self._get(path, query)
+                try:
+                    page, size = self._get(path, query)
+                except ApiException as exc:
+                    # 410 Gone: the continue token's resourceVersion expired; relist once.
+                    if exc.status == 410 and token and not relisted:
+                        del out.objects[start:]
+                        token, relisted = None, True
+                        continue
+                    raise
                 out.payload_bytes += size
                 items = page.get("items")
                 if not isinstance(items, list):

@@ -356,15 +356,17 @@ def _resolve_allocations(cluster: Cluster) -> int:
 def _refresh_node_summaries(cluster: Cluster) -> int:
     """Recompute per-node device counts in the database; write only nodes whose counts moved."""
     gpu_driver = parse.GPU_DRIVER
-    per_node = defaultdict(lambda: {"gpu_count": 0, "mig_count": 0, "allocated_count": 0, "device_count": 0})
+    zero = {"gpu_count": 0, "mig_count": 0, "allocated_count": 0, "free_count": 0, "device_count": 0}
+    per_node = defaultdict(lambda: dict(zero))
     rows = (
         Device.objects.filter(cluster=cluster)
         .values("node_name")
         .annotate(
-            devices=Count("pk"),
-            gpus=Count("pk", filter=Q(driver=gpu_driver, type=DeviceType.GPU)),
-            migs=Count("pk", filter=Q(driver=gpu_driver, type=DeviceType.MIG)),
+            devices=Count("pk", distinct=True),
+            gpus=Count("pk", filter=Q(driver=gpu_driver, type=DeviceType.GPU), distinct=True),
+            migs=Count("pk", filter=Q(driver=gpu_driver, type=DeviceType.MIG), distinct=True),
             allocated=Count("pk", filter=Q(driver=gpu_driver, allocations__isnull=False), distinct=True),
+            gpu_driver_devices=Count("pk", filter=Q(driver=gpu_driver), distinct=True),
         )
     )
     parents = defaultdict(set)
@@ -381,15 +383,16 @@ def _refresh_node_summaries(cluster: Cluster) -> int:
             gpu_count=len(whole[n] | parents[n]) or r["gpus"],
             mig_count=r["migs"],
             allocated_count=r["allocated"],
+            free_count=r["gpu_driver_devices"] - r["allocated"],
         )
     changed = []
-    for node in Node.objects.filter(cluster=cluster).only("pk", "name", "gpu_count", "mig_count", "allocated_count", "device_count"):
-        want = per_node.get(node.name, {"gpu_count": 0, "mig_count": 0, "allocated_count": 0, "device_count": 0})
+    for node in Node.objects.filter(cluster=cluster).only("pk", "name", *zero):
+        want = per_node.get(node.name, zero)
         if any(getattr(node, k) != v for k, v in want.items()):
             for k, v in want.items():
                 setattr(node, k, v)
             changed.append(node)
-    Node.objects.bulk_update(changed, ["gpu_count", "mig_count", "allocated_count", "device_count"], batch_size=BULK)
+    Node.objects.bulk_update(changed, list(zero), batch_size=BULK)
     return len(changed)
 
 

@@ -1,3 +1,104 @@
-from django.shortcuts import render
+"""Inventory pages: overview, cluster, node list and page, device search and page.
 
-# Create your views here.
+Views are thin: queries live in ``inventory.queries``; templates render named partials for
+htmx requests (``page.html#partial``) and the full page otherwise.
+"""
+
+from __future__ import annotations
+
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.vary import vary_on_headers
+from django_tables2 import RequestConfig
+
+from . import queries
+from .filters import DeviceFilter, NodeFilter
+from .models import Cluster, Device, Node, ResourceSlice, SyncRun
+from .tables import NodeTable
+
+PAGE_SIZE = 50
+
+
+def _template(request, name: str, partial: str) -> str:
+    return f"{name}#{partial}" if request.htmx and not request.htmx.boosted else name
+
+
+@vary_on_headers("HX-Request")
+def overview(request, cluster_name: str | None = None):
+    cluster = get_object_or_404(Cluster, name=cluster_name) if cluster_name else None
+    clusters = queries.cluster_rows()
+    shown = [r for r in clusters if cluster is None or r["cluster"] == cluster]
+    totals = {k: sum(r[k] for r in shown) for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready")}
+    problem_nodes = queries.scoped(Node.objects.select_related("cluster"), cluster).filter(
+        Q(ready=False) | Q(unschedulable=True)
+    )[:10]
+    ctx = {
+        "cluster": cluster,
+        "clusters": clusters,
+        "totals": totals,
+        "products": queries.gpus_by_product(cluster),
+        "profiles": queries.mig_by_profile(cluster),
+        "other_drivers": queries.other_drivers(cluster),
+        "problem_nodes": problem_nodes,
+        "sync_runs": SyncRun.objects.filter(cluster=cluster)[:10] if cluster else None,
+    }
+    return render(request, _template(request, "inventory/overview.html", "summary"), ctx)
+
+
+@vary_on_headers("HX-Request")
+def node_list(request):
+    qs = Node.objects.select_related("cluster").defer("raw", "labels")
+    f = NodeFilter(request.GET, queryset=qs)
+    table = NodeTable(f.qs)
+    RequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
+    return render(request, _template(request, "inventory/node_list.html", "table"), {"filter": f, "table": table})
+
+
+def node_detail(request, cluster_name: str, name: str):
+    node = get_object_or_404(Node.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
+    devices = list(Device.objects.filter(cluster=node.cluster, node_name=node.name).defer("attributes"))
+    queries.attach_holders(node.cluster_id, devices)
+    gpus, others = queries.gpu_tree(devices)
+    slices = ResourceSlice.objects.filter(cluster=node.cluster, node_name=node.name).defer("raw")
+    ctx = {
+        "node": node,
+        "gpus": gpus,
+        "others": others,
+        "free_by_profile": queries.free_by_profile(gpus),
+        "slices": slices,
+        "taints": (node.raw.get("spec") or {}).get("taints") or [],
+    }
+    return render(request, "inventory/node_detail.html", ctx)
+
+
+@vary_on_headers("HX-Request")
+def device_list(request):
+    qs = Device.objects.select_related("cluster").defer("attributes", "capacity")
+    f = DeviceFilter(request.GET, queryset=qs)
+    page = Paginator(f.qs.order_by("cluster__name", "node_name", "driver", "name"), PAGE_SIZE).get_page(request.GET.get("page"))
+    devices = list(page.object_list)
+    by_cluster: dict[int, list[Device]] = {}
+    for d in devices:
+        by_cluster.setdefault(d.cluster_id, []).append(d)
+    for cid, devs in by_cluster.items():
+        queries.attach_holders(cid, devs)
+    params = request.GET.copy()
+    params.pop("page", None)
+    ctx = {"filter": f, "page": page, "devices": devices, "params": params.urlencode()}
+    return render(request, _template(request, "inventory/device_list.html", "table"), ctx)
+
+
+def device_detail(request, pk: int):
+    device = get_object_or_404(Device.objects.select_related("cluster", "slice"), pk=pk)
+    queries.attach_holders(device.cluster_id, [device])
+    parent = children = None
+    if device.parent_uuid:
+        parent = Device.objects.filter(cluster=device.cluster, uuid=device.parent_uuid).first()
+    if device.uuid:
+        children = list(Device.objects.filter(cluster=device.cluster, parent_uuid=device.uuid))
+    siblings = None
+    if device.parent_uuid and not parent:
+        siblings = list(Device.objects.filter(cluster=device.cluster, parent_uuid=device.parent_uuid).exclude(pk=device.pk))
+    ctx = {"device": device, "parent": parent, "children": children, "siblings": siblings}
+    return render(request, "inventory/device_detail.html", ctx)

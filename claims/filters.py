@@ -1,0 +1,34 @@
+"""Claim list filters (django-filter); every filtered view is a shareable URL."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Q
+
+from inventory.models import ClaimState, Cluster, ResourceClaim
+
+
+class ClaimFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="search", label="Name")
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
+    namespace = django_filters.CharFilter(field_name="namespace", label="Namespace")
+    state = django_filters.ChoiceFilter(choices=ClaimState.choices, label="State")
+    node = django_filters.CharFilter(field_name="node_name", label="Node")
+    sort = django_filters.OrderingFilter(
+        fields=(("created", "created"), ("namespace", "namespace"), ("name", "name"), ("state", "state")),
+        label="Sort",
+    )
+
+    class Meta:
+        model = ResourceClaim
+        fields = ["q", "cluster", "namespace", "state", "node"]
+
+    def search(self, qs, name, value):
+        return qs.filter(Q(name__icontains=value) | Q(namespace__icontains=value))
+
+    @property
+    def qs(self):
+        # A stable order under live refresh: the chosen sort, then the primary key.
+        base = super().qs
+        order = list(base.query.order_by) or ["cluster__name", "namespace", "name"]
+        return base.order_by(*order, "pk")

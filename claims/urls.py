@@ -1,0 +1,10 @@
+from django.urls import path
+
+from . import views
+
+app_name = "claims"
+urlpatterns = [
+    path("", views.claim_list, name="list"),
+    path("<slug:cluster_name>/<str:namespace>/<str:name>/", views.claim_detail, name="claim"),
+    path("pods/<slug:cluster_name>/<str:namespace>/<str:name>/", views.pod_detail, name="pod"),
+]

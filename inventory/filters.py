@@ -1,0 +1,62 @@
+"""Filters for the node and device lists (django-filter); every filtered view is a URL."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Q
+
+from .models import Cluster, Device, DeviceType, Node
+
+
+class NodeFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="search", label="Search")
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
+    product = django_filters.CharFilter(field_name="gpu_product", lookup_expr="icontains", label="GPU product")
+    driver = django_filters.CharFilter(method="by_driver", label="Driver")
+    min_free = django_filters.NumberFilter(field_name="free_count", lookup_expr="gte", label="Free devices ≥")
+    problems = django_filters.BooleanFilter(method="with_problems", label="Only problems")
+
+    class Meta:
+        model = Node
+        fields = ["q", "cluster", "product", "driver", "min_free", "problems"]
+
+    def search(self, qs, name, value):
+        return qs.filter(Q(name__icontains=value) | Q(gpu_product__icontains=value))
+
+    def by_driver(self, qs, name, value):
+        # Nodes that hold at least one device of that driver (an indexed subquery).
+        nodes = Device.objects.filter(driver=value).values("node_name")
+        return qs.filter(name__in=nodes)
+
+    def with_problems(self, qs, name, value):
+        return qs.filter(Q(ready=False) | Q(unschedulable=True)) if value else qs
+
+
+class DeviceFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="search", label="UUID, pod or claim")
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
+    type = django_filters.ChoiceFilter(choices=DeviceType.choices, label="Type")
+    driver = django_filters.CharFilter(field_name="driver", label="Driver")
+    profile = django_filters.CharFilter(field_name="profile", label="MIG profile")
+    allocated = django_filters.BooleanFilter(method="by_allocated", label="Allocated")
+
+    class Meta:
+        model = Device
+        fields = ["q", "cluster", "type", "driver", "profile", "allocated"]
+
+    def search(self, qs, name, value):
+        value = value.strip()
+        return qs.filter(
+            Q(uuid__icontains=value)
+            | Q(parent_uuid__icontains=value)
+            | Q(name__icontains=value)
+            | Q(node_name__icontains=value)
+            | Q(allocations__claim__name__icontains=value)
+            | Q(allocations__claim__reservations__name__icontains=value)
+            | Q(metrics_pod__icontains=value)
+        ).distinct()
+
+    def by_allocated(self, qs, name, value):
+        if value is None:
+            return qs
+        return qs.filter(allocations__isnull=not value).distinct()

@@ -1,0 +1,170 @@
+"""Aggregates the inventory pages show, computed in the database.
+
+Every function here issues a fixed number of queries whatever the fleet size; none loads
+every device to render a summary.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Count, Max, Q, QuerySet, Sum
+
+from . import mig
+from .models import Cluster, Device, DeviceType, Node
+
+GPU_DRIVER = "gpu.nvidia.com"
+
+
+def scoped(qs: QuerySet, cluster: Cluster | None) -> QuerySet:
+    return qs.filter(cluster=cluster) if cluster else qs
+
+
+def cluster_rows() -> list[dict[str, Any]]:
+    """One row per cluster with node/GPU/MIG/allocated/free totals (2 queries)."""
+    sums = {
+        r["cluster"]: r
+        for r in Node.objects.values("cluster").annotate(
+            nodes=Count("pk"), gpus=Sum("gpu_count"), migs=Sum("mig_count"),
+            allocated=Sum("allocated_count"), free=Sum("free_count"),
+            not_ready=Count("pk", filter=Q(ready=False) | Q(unschedulable=True)),
+        )
+    }  # fmt: skip
+    rows = []
+    for c in Cluster.objects.all():
+        s = sums.get(c.pk, {})
+        rows.append({"cluster": c, **{k: s.get(k) or 0 for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready")}})
+    return rows
+
+
+def gpus_by_product(cluster: Cluster | None) -> list[dict[str, Any]]:
+    """Physical GPUs by productName: whole GPUs plus MIG-partitioned parents (by parentUUID),
+    with allocated whole GPUs and MIG instances counted separately."""
+    devs = scoped(Device.objects.filter(driver=GPU_DRIVER), cluster)
+    whole = {
+        r["product_name"]: r
+        for r in devs.filter(type=DeviceType.GPU).values("product_name").annotate(
+            n=Count("pk", distinct=True), allocated=Count("pk", filter=Q(allocations__isnull=False), distinct=True),
+            memory=Max("memory_bytes"),
+        )
+    }  # fmt: skip
+    parted = {
+        r["product_name"]: r
+        for r in devs.filter(type=DeviceType.MIG).values("product_name").annotate(
+            parents=Count("parent_uuid", distinct=True), instances=Count("pk", distinct=True),
+            allocated=Count("pk", filter=Q(allocations__isnull=False), distinct=True),
+        )
+    }  # fmt: skip
+    out = []
+    for product in sorted(set(whole) | set(parted), key=lambda p: p or ""):
+        w, p = whole.get(product, {}), parted.get(product, {})
+        out.append({
+            "product": product or "(unknown)",
+            "whole": w.get("n", 0), "whole_allocated": w.get("allocated", 0), "memory_bytes": w.get("memory"),
+            "mig_parents": p.get("parents", 0), "mig_instances": p.get("instances", 0),
+            "mig_allocated": p.get("allocated", 0),
+            "total": w.get("n", 0) + p.get("parents", 0),
+        })  # fmt: skip
+    return out
+
+
+def mig_by_profile(cluster: Cluster | None) -> list[dict[str, Any]]:
+    """MIG instances by (product, profile): total, allocated, free."""
+    devs = scoped(Device.objects.filter(driver=GPU_DRIVER, type=DeviceType.MIG), cluster)
+    rows = devs.values("product_name", "profile").annotate(
+        total=Count("pk", distinct=True), allocated=Count("pk", filter=Q(allocations__isnull=False), distinct=True)
+    ).order_by("product_name", "profile")
+    return [{**r, "free": r["total"] - r["allocated"]} for r in rows]
+
+
+def other_drivers(cluster: Cluster | None) -> list[dict[str, Any]]:
+    devs = scoped(Device.objects.exclude(driver=GPU_DRIVER), cluster)
+    return list(devs.values("driver").annotate(
+        devices=Count("pk", distinct=True), allocated=Count("pk", filter=Q(allocations__isnull=False), distinct=True),
+        nodes=Count("node_name", distinct=True)).order_by("driver"))  # fmt: skip
+
+
+def gpu_tree(devices: list[Device]) -> tuple[list[dict[str, Any]], dict[str, list[Device]]]:
+    """Arrange one node's devices: physical GPUs (whole, or MIG parents) with nested MIG
+    instances and free-by-profile; other drivers' devices grouped by driver.
+
+    A MIG-partitioned GPU is not published as a device of its own under static MIG; it is
+    shown as a row built from its instances (parentUUID, productName).
+    """
+    gpus: dict[str, dict[str, Any]] = {}
+    others: dict[str, list[Device]] = defaultdict(list)
+    for d in devices:
+        if d.driver != GPU_DRIVER or d.type == DeviceType.OTHER:
+            others[d.driver].append(d)
+        elif d.type == DeviceType.GPU:
+            gpus.setdefault(d.uuid or d.name, {"device": None, "migs": []})["device"] = d
+    for d in devices:
+        if d.driver == GPU_DRIVER and d.type == DeviceType.MIG:
+            gpus.setdefault(d.parent_uuid or f"?{d.name}", {"device": None, "migs": []})["migs"].append(d)
+    rows = []
+    for uuid, g in gpus.items():
+        first = g["device"] or g["migs"][0]
+        model = mig.model_for(first.product_name)
+        free = None
+        if g["migs"] and model:
+            used: set[int] = set()
+            for m in g["migs"]:
+                used |= mig.occupied_slices(m.name, m.capacity, m.profile, m.product_name)
+            free = {k: v for k, v in mig.fit_more(model, used).items() if v}
+        rows.append({
+            "uuid": uuid if not uuid.startswith("?") else "",
+            "device": g["device"], "migs": sorted(g["migs"], key=lambda m: m.name),
+            "product_name": first.product_name, "driver_version": first.driver_version,
+            "pci_bus_id": first.pci_bus_id, "architecture": first.architecture,
+            "memory_bytes": g["device"].memory_bytes if g["device"] else None,
+            "fit_more": free, "minor": _minor(first.name),
+        })  # fmt: skip
+    rows.sort(key=lambda r: (r["minor"], r["uuid"]))
+    return rows, dict(sorted(others.items()))
+
+
+def _minor(name: str) -> int:
+    # NVIDIA names devices gpu-<minor>[-mig-...]; sort numerically, unknown last.
+    parts = name.split("-")
+    return int(parts[1]) if len(parts) > 1 and parts[0] == "gpu" and parts[1].isdigit() else 10**6
+
+
+def free_by_profile(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per profile: unallocated existing instances and how many more could be created."""
+    out: dict[str, dict[str, int]] = defaultdict(lambda: {"free_instances": 0, "fit_more": 0})
+    for r in rows:
+        for m in r["migs"]:
+            if not getattr(m, "holder", None):
+                out[m.profile]["free_instances"] += 1
+        for profile, n in (r["fit_more"] or {}).items():
+            out[profile]["fit_more"] += n
+    return dict(sorted(out.items()))
+
+
+def attach_holders(cluster_id: int, devices: list[Device]) -> None:
+    """Set ``device.holders`` to the claims whose allocation names it, each with its
+    ``reservedFor`` pods (``exists`` False when no pod with that uid is stored). 3 queries."""
+    from .models import AllocationResult, Pod, Reservation
+
+    ids = [d.pk for d in devices]
+    results = list(
+        AllocationResult.objects.filter(device_id__in=ids)
+        .select_related("claim")
+        .only("device_id", "request", "claim__namespace", "claim__name", "claim__state", "claim__cluster_id")
+    )
+    claim_ids = {r.claim_id for r in results}
+    res_by_claim: dict[int, list[Reservation]] = defaultdict(list)
+    for res in Reservation.objects.filter(claim_id__in=claim_ids):
+        res_by_claim[res.claim_id].append(res)
+    uids = {res.uid for rs in res_by_claim.values() for res in rs}
+    pods = {p.uid: p for p in Pod.objects.filter(cluster_id=cluster_id, uid__in=uids).only("uid", "namespace", "name")}
+    by_dev: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for r in results:
+        by_dev[r.device_id].append({
+            "claim": r.claim, "request": r.request,
+            "pods": [{"name": res.name, "uid": res.uid, "pod": pods.get(res.uid)} for res in res_by_claim[r.claim_id]],
+        })  # fmt: skip
+    for d in devices:
+        d.holders = by_dev.get(d.pk, [])
+        d.holder = d.holders[0] if d.holders else None

@@ -1,0 +1,70 @@
+"""Template filters shared by every app's pages (units, badges, ages)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django import template
+from django.utils import timezone
+from django.utils.html import format_html
+
+register = template.Library()
+
+
+@register.filter
+def gib(value) -> str:
+    """Bytes -> ``"79.6 GiB"`` (binary units, as the driver's ``Mi`` quantities are)."""
+    if value in (None, ""):
+        return "—"
+    return f"{int(value) / 2**30:.1f} GiB"
+
+
+@register.filter
+def badge(value, colour: str = "grey"):
+    return format_html('<span class="badge {}">{}</span>', colour, value)
+
+
+@register.filter
+def choice_badge(value, choices_cls_name: str):
+    """Badge for a TextChoices value; colour from the choices class (never from the string)."""
+    from inventory import models as m
+
+    cls = getattr(m, choices_cls_name, None)
+    label = cls(value).label if cls and value in cls.values else value
+    colour = cls.colour(value) if cls else "grey"
+    return format_html('<span class="badge {}">{}</span>', colour, label)
+
+
+@register.filter
+def age(value, now: datetime | None = None) -> str:
+    """``datetime`` -> ``"42 min"``, ``"3 h 5 min"``, ``"2 d 4 h"``; ``"—"`` for None."""
+    if not value:
+        return "—"
+    now = now or timezone.now()
+    secs = max(0, int((now - value).total_seconds()))
+    if secs < 60:
+        return f"{secs} s"
+    mins = secs // 60
+    if mins < 60:
+        return f"{mins} min"
+    hours, mins = divmod(mins, 60)
+    if hours < 48:
+        return f"{hours} h {mins} min" if mins else f"{hours} h"
+    days, hours = divmod(hours, 24)
+    return f"{days} d {hours} h" if hours else f"{days} d"
+
+
+@register.filter
+def pct(part, whole) -> int:
+    try:
+        return round(100 * float(part) / float(whole)) if whole else 0
+    except (TypeError, ValueError):
+        return 0
+
+
+@register.filter
+def get(mapping, key):
+    try:
+        return mapping.get(key)
+    except AttributeError:
+        return None

@@ -1,0 +1,40 @@
+"""Fixtures shared by every test package: real-data paths, logged-in clients, synced clusters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+H100_SLICES = FIXTURES / "k8s/resourceslices/aicr-eks-2x8-h100-gpu-and-computedomain-slices.v1.yaml"
+VKS_SLICES = FIXTURES / "k8s/resourceslices/vks-2x-grid-a100-10c-vgpu-gpu-slices.v1.yaml"
+VKS_CLAIM = FIXTURES / "k8s/claims-with-status/vks-resourceclaim-allocated-reserved.v1.yaml"
+CASES = FIXTURES / "cases"
+
+
+@pytest.fixture
+def viewer(django_user_model):
+    return django_user_model.objects.create_user("viewer", password="pw-viewer-1")
+
+
+@pytest.fixture
+def client_in(client, viewer):
+    """A test client logged in as a plain user."""
+    client.force_login(viewer)
+    return client
+
+
+@pytest.fixture
+def sync_snapshot(db):
+    """sync_snapshot(path, name) -> SyncRun: load a snapshot through the real sync path."""
+    from inventory.models import Cluster
+    from inventory.sources import SnapshotSource
+    from inventory.sync import sync_cluster
+    from inventory.tasks import after_read_hooks
+
+    def run(path, name="test", hooks=True):
+        cluster, _ = Cluster.objects.get_or_create(name=name, defaults={"snapshot_path": str(path)})
+        return sync_cluster(cluster, SnapshotSource(path), after_read=after_read_hooks if hooks else None)
+
+    return run

@@ -1,0 +1,106 @@
+"""Reconcile by uid: create, update changed, delete vanished; never delete on a bad read."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from inventory.models import Cluster, Device, ResourceSlice
+from inventory.sources import ReadResult, SnapshotSource
+from inventory.sync import apply_read, sync_cluster
+from tests.conftest import H100_SLICES
+
+pytestmark = pytest.mark.django_db
+
+
+def _slices():
+    return [o for o in yaml.safe_load(H100_SLICES.read_text())["items"]]
+
+
+def _read(objects, errors=()):
+    return ReadResult(objects=copy.deepcopy(objects), complete_kinds={"ResourceSlice"}, errors=list(errors))
+
+
+@pytest.fixture
+def cluster():
+    return Cluster.objects.create(name="c1")
+
+
+def test_no_change_resync_writes_no_rows(cluster):
+    objs = _slices()
+    apply_read(cluster, _read(objs))
+    with CaptureQueriesContext(connection) as ctx:
+        counts, errors = apply_read(cluster, _read(objs))
+    writes = [q["sql"] for q in ctx.captured_queries if q["sql"].split()[0].upper() in ("INSERT", "UPDATE", "DELETE")]
+    assert writes == []
+    assert counts["ResourceSlice"]["unchanged"] == 4 and not errors
+
+
+def test_changed_resource_version_updates_devices_in_place(cluster):
+    objs = _slices()
+    apply_read(cluster, _read(objs))
+    gpu = Device.objects.get(pool="gpu-node-1", name="gpu-1")
+    gpu.metrics = {"DCGM_FI_DEV_GPU_TEMP": 30.0}
+    gpu.save()
+    changed = copy.deepcopy(objs)
+    s = next(o for o in changed if o["metadata"]["name"].startswith("gpu-node-1-gpu"))
+    s["metadata"]["resourceVersion"] = "9999999"
+    s["spec"]["devices"][0]["attributes"]["driverVersion"] = {"version": "580.105.9"}
+    counts, _ = apply_read(cluster, _read(changed))
+    assert counts["ResourceSlice"]["updated"] == 1
+    again = Device.objects.get(pool="gpu-node-1", name="gpu-1")
+    assert again.pk == gpu.pk  # stable key keeps metrics and allocations attached
+    assert again.driver_version == "580.105.9"
+    assert again.metrics == {"DCGM_FI_DEV_GPU_TEMP": 30.0}
+
+
+def test_vanished_slice_is_deleted_with_its_devices_on_a_clean_read(cluster):
+    objs = _slices()
+    apply_read(cluster, _read(objs))
+    counts, _ = apply_read(cluster, _read(objs[:2]))
+    assert counts["ResourceSlice"]["deleted"] == 2
+    assert ResourceSlice.objects.count() == 2
+    assert set(Device.objects.values_list("node_name", flat=True)) == {"gpu-node-1"}
+
+
+def test_a_read_with_errors_deletes_nothing(cluster):
+    objs = _slices()
+    apply_read(cluster, _read(objs))
+    counts, errors = apply_read(cluster, _read(objs[:1], errors=["list ResourceSlice (v1): HTTP 500"]))
+    assert counts["ResourceSlice"]["deleted"] == 0
+    assert ResourceSlice.objects.count() == 4 and Device.objects.count() == 20
+    assert errors
+
+
+def test_malformed_object_makes_the_run_partial_and_keeps_what_was_stored(cluster, tmp_path):
+    objs = _slices()
+    apply_read(cluster, _read(objs))
+    broken = copy.deepcopy(objs[:3])
+    del broken[0]["spec"]["driver"]
+    f = tmp_path / "broken.yaml"
+    f.write_text(yaml.safe_dump_all(broken))
+    run = sync_cluster(cluster, SnapshotSource(f))
+    assert run.status == "partial"
+    assert "no spec.driver" in run.error
+    assert ResourceSlice.objects.count() == 4
+
+
+def test_kinds_absent_from_a_snapshot_are_left_alone(cluster, tmp_path, sync_snapshot):
+    from tests.conftest import VKS_CLAIM, VKS_SLICES
+
+    sync_snapshot(VKS_SLICES, name="c1", hooks=False)
+    run = sync_snapshot(VKS_CLAIM, name="c1", hooks=False)
+    assert run.status == "ok"
+    assert ResourceSlice.objects.filter(cluster=cluster).count() == 2
+
+
+def test_hostile_strings_are_stored_verbatim(cluster):
+    objs = _slices()[:1]
+    objs[0]["metadata"]["labels"] = {"x": "<script>alert(1)</script>"}
+    objs[0]["spec"]["devices"][0]["name"] = "<img src=x onerror=alert(1)>"
+    apply_read(cluster, _read(objs))
+    assert Device.objects.filter(name="<img src=x onerror=alert(1)>").exists()

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from inventory.snapshot import SnapshotError, load_path
-from migration.planner import CLUSTER_SCOPED, MigrationPlan, plan_migration
+from migration.generate import CLUSTER_SCOPED
+from migration.planner import MigrationPlan, plan_migration
 
 ClusterLoader = Callable[[str], tuple[list[dict[str, Any]], dict[str, str]]]
 _SAFE_FILE = re.compile(r"^[a-z0-9_][a-z0-9.-]{0,252}$")

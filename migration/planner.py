@@ -19,99 +19,39 @@ capacity ``memory`` under the ``gpu.nvidia.com`` domain; GFD node labels
 
 from __future__ import annotations
 
-import copy
-import math
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-import kubernetes_validate
-import yaml
-from kubernetes_validate import utils as kv_utils
-from packaging.version import Version
-
-from inventory.normalize import UnknownAPIVersion, normalize
-from inventory.parse import parse_resource_slice
 from migration import blockers as b
+from migration.generate import (
+    MIG_CLASS,
+    GeneratedObject,
+    bundles_by_namespace,
+    claim_template,
+    dns_label,
+    keep_name_classes,
+    patched_workload,
+    requests_layout,
+    schema_version_for,
+    stopgap_workload,
+    validate_object,
+)
+from migration.selectors import GPU_CLASS, GpuModel, SelectorProposal, gpu_models, selector_for, selector_options
 from migration.workloads import (
     GPU_RESOURCE,
     PRODUCT_LABEL,
-    WORKLOAD_API_VERSIONS,
-    GpuRequest,
     ObjectRef,
     Workload,
-    containers,
     dig,
-    is_gpu_resource,
     orphan_gpu_pods,
-    pod_spec,
     scan_workloads,
 )
 
-GPU_CLASS = "gpu.nvidia.com"
-MIG_CLASS = "mig.nvidia.com"
-STOPGAP_GPU_RESOURCE = "deviceclass.resource.kubernetes.io/gpu.nvidia.com"
-KEEP_NAME_CLASS = "gpu-extended-resource.nvidia.com"
-CLUSTER_SCOPED = "_cluster"  # bundle key for cluster-scoped objects (never a namespace name)
-MANAGED_BY = {"app.kubernetes.io/managed-by": "claimscope"}
-GIB = 2**30
-MIB = 2**20
 MIN_TARGET = (1, 34)
-_SAFE_PRODUCT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,99}$")
-_DNS_LABEL = re.compile(r"[^a-z0-9-]+")
-_DROP_META = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
-_DROP_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
 STEP_DONE, STEP_IN_PROGRESS, STEP_TODO, STEP_BLOCKED, STEP_NOT_NEEDED = (
     "done", "in_progress", "todo", "blocked", "not_needed",
 )
-
-
-@dataclass(frozen=True)
-class GpuModel:
-    """A GPU model seen in the cluster.
-
-    ``product``: GFD label form (``NVIDIA-H200-NVL``). ``product_name``: the DRA attribute
-    ``productName`` (``NVIDIA H200 NVL``) when a ResourceSlice shows it, else None.
-    ``memory_bytes``: slice capacity ``memory``, else node label ``nvidia.com/gpu.memory``
-    (MiB) in bytes. ``nodes``: node names carrying it.
-    """
-
-    product: str
-    product_name: str | None
-    memory_bytes: int | None
-    nodes: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class SelectorProposal:
-    """A CEL selector that keeps a request on some GPU models of a mixed cluster.
-
-    ``basis``: ``memory`` (threshold on capacity ``memory``) or ``productName``.
-    ``applied``: True when it is already in the generated template (the workload is pinned to
-    these models by nodeSelector/affinity), False when offered for step 5.
-    """
-
-    models: tuple[str, ...]
-    expression: str
-    basis: str
-    applied: bool
-    reason: str
-
-
-@dataclass(frozen=True)
-class GeneratedObject:
-    """A Kubernetes object the plan offers. ``purpose``: ``claim_template`` | ``workload`` |
-    ``stopgap_workload`` | ``stopgap_deviceclass``. ``namespace``: "" when cluster-scoped."""
-
-    purpose: str
-    namespace: str
-    obj: dict[str, Any] = field(compare=False)
-    source: ObjectRef | None = None
-
-    @property
-    def ref(self) -> ObjectRef:
-        return ObjectRef.of(self.obj)
 
 
 @dataclass(frozen=True)
@@ -164,350 +104,6 @@ class MigrationPlan:
 
     def templates(self) -> tuple[GeneratedObject, ...]:
         return tuple(g for g in self.generated if g.purpose == "claim_template")
-
-
-# --- GPU models and selectors ----------------------------------------------------------------
-
-
-def gpu_models(objects: list[dict[str, Any]]) -> list[GpuModel]:
-    """GPU models from Node labels and ResourceSlice devices (type ``gpu``), by label form."""
-    mem: dict[str, int | None] = {}
-    names: dict[str, str | None] = {}
-    nodes: dict[str, set[str]] = defaultdict(set)
-    for n in objects:
-        if n.get("kind") != "Node":
-            continue
-        labels = dig(n, "metadata", "labels") or {}
-        product = labels.get(PRODUCT_LABEL)
-        if not isinstance(product, str) or not product:
-            continue
-        mib = str(labels.get("nvidia.com/gpu.memory", ""))
-        mem.setdefault(product, int(mib) * MIB if mib.isdigit() else None)
-        names.setdefault(product, None)
-        nodes[product].add(str(dig(n, "metadata", "name")))
-    for s in objects:
-        if s.get("kind") != "ResourceSlice":
-            continue
-        try:
-            sl = parse_resource_slice(normalize(s))
-        except (ValueError, UnknownAPIVersion):
-            continue
-        for d in sl.devices:
-            if d.driver != GPU_CLASS or d.type != "gpu" or not d.product_name:
-                continue
-            product = d.product_name.replace(" ", "-")
-            names[product] = d.product_name
-            if d.memory_bytes:
-                mem[product] = d.memory_bytes  # what CEL compares, so it wins over the label
-            if d.node_name:
-                nodes[product].add(d.node_name)
-    return [GpuModel(p, names.get(p), mem.get(p), tuple(sorted(nodes[p]))) for p in sorted(mem.keys() | names.keys())]
-
-
-def memory_threshold_gib(lower: int, upper: int) -> int | None:
-    """A round GiB value well between two memory sizes (bytes), or None when too close.
-
-    First multiple of 10 GiB at least 2% above ``lower`` if it stays 2% below ``upper``
-    (95.6 GiB vs 140.4 GiB -> 100), else the integer midpoint. A margin survives rounding
-    differences between what nodes label and what the driver publishes.
-    """
-    lo, hi = lower / GIB, upper / GIB
-    if hi <= lo * 1.04:
-        return None
-    candidate = math.ceil(lo * 1.02 / 10) * 10
-    if candidate < hi * 0.98:
-        return candidate
-    mid = math.floor((lo + hi) / 2)
-    return mid if lo * 1.02 < mid < hi * 0.98 else None
-
-
-def _memory_expr(gib: int, op: str) -> str:
-    return f"device.capacity['{GPU_CLASS}'].memory.compareTo(quantity('{gib}Gi')) {op} 0"
-
-
-def _product_name(model: GpuModel) -> str | None:
-    """The productName to match: from a slice, else the label with dashes as spaces (GFD
-    replaces spaces with dashes). None when the text is not safe inside a CEL literal."""
-    name = model.product_name or model.product.replace("-", " ")
-    return name if _SAFE_PRODUCT.match(name) else None
-
-
-def selector_for(chosen: list[GpuModel], models: list[GpuModel]) -> tuple[str, str] | None:
-    """(CEL expression, basis) that selects exactly the ``chosen`` models among ``models``.
-
-    Prefers a memory threshold (survives naming differences between label and slice); falls
-    back to ``productName``. None when there is nothing to tell apart or no safe expression.
-    """
-    others = [m for m in models if m.product not in {c.product for c in chosen}]
-    if not chosen or not others:
-        return None
-    cm = [m.memory_bytes for m in chosen]
-    om = [m.memory_bytes for m in others]
-    if all(cm) and all(om):
-        if min(cm) > max(om):  # type: ignore[type-var]
-            gib = memory_threshold_gib(max(om), min(cm))  # type: ignore[type-var]
-            if gib is not None:
-                return _memory_expr(gib, ">"), "memory"
-        if max(cm) < min(om):  # type: ignore[type-var]
-            gib = memory_threshold_gib(max(cm), min(om))  # type: ignore[type-var]
-            if gib is not None:
-                return _memory_expr(gib, "<"), "memory"
-    names = [_product_name(m) for m in chosen]
-    if not all(names):
-        return None
-    attr = f"device.attributes['{GPU_CLASS}'].productName"
-    if len(names) == 1:
-        return f"{attr} == '{names[0]}'", "productName"
-    return f"{attr} in [{', '.join(repr(n) for n in names)}]", "productName"
-
-
-def selector_options(models: list[GpuModel]) -> list[SelectorProposal]:
-    """For a mixed cluster, one selector per model for step 5 (empty when one model)."""
-    if len(models) < 2:
-        return []
-    out = []
-    for m in models:
-        sel = selector_for([m], models)
-        if sel:
-            out.append(SelectorProposal((m.product,), sel[0], sel[1], False, f"keep a request on {m.product}"))
-    return out
-
-
-# --- generation --------------------------------------------------------------------------------
-
-
-def _dns_label(text: str, limit: int = 63) -> str:
-    label = _DNS_LABEL.sub("-", text.lower()).strip("-")[:limit].strip("-")
-    return label or "gpu"
-
-
-def _requests_layout(w: Workload) -> tuple[list[tuple[str, GpuRequest]], dict[tuple[str, bool, str], str]]:
-    """Claim requests (name, GpuRequest) and, per (container, is_init, resource), the request
-    name that container uses. Init containers reuse an app container's request of the same resource
-    when it is at least as large (they run before the app containers, as with the device
-    plugin where a pod holds max(init, sum(app)) devices)."""
-    own: list[tuple[str, GpuRequest]] = []
-    use: dict[tuple[str, bool, str], str] = {}
-    taken: set[str] = set()
-    per_container: dict[tuple[str, bool], int] = defaultdict(int)
-    for r in w.requests:
-        per_container[(r.container, r.init)] += 1
-    for r in w.requests:
-        if r.init:
-            continue
-        base = _dns_label(r.container)
-        name = base if per_container[(r.container, False)] == 1 else _dns_label(f"{base}-{_dns_label(r.resource.split('/')[-1])}")
-        while name in taken:
-            name = _dns_label(f"{name[:58]}-{len(taken)}")
-        taken.add(name)
-        own.append((name, r))
-        use[(r.container, r.init, r.resource)] = name
-    for r in w.requests:
-        if not r.init:
-            continue
-        match = next((n for n, a in own if a.resource == r.resource and a.count >= r.count), None)
-        if match is None:
-            name = _dns_label(f"{r.container}-init")
-            while name in taken:
-                name = _dns_label(f"{name[:58]}-{len(taken)}")
-            taken.add(name)
-            own.append((name, r))
-            match = name
-        use[(r.container, r.init, r.resource)] = match
-    return own, use
-
-
-def _claim_template(
-    w: Workload, name: str, layout: list[tuple[str, GpuRequest]], selector: str | None
-) -> dict[str, Any]:
-    requests = []
-    for rname, r in layout:
-        exactly: dict[str, Any] = {"deviceClassName": MIG_CLASS if r.is_mig else GPU_CLASS, "allocationMode": "ExactCount"}
-        if r.count > 1:
-            exactly["count"] = r.count
-        sel = (
-            f"device.attributes['{GPU_CLASS}'].profile == '{r.profile}'" if r.is_mig else selector
-        )
-        if sel:
-            exactly["selectors"] = [{"cel": {"expression": sel}}]
-        requests.append({"name": rname, "exactly": exactly})
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaimTemplate",
-        "metadata": {
-            "name": name,
-            "namespace": w.ref.namespace or "default",
-            "labels": dict(MANAGED_BY),
-            "annotations": {"claimscope.io/translated-from": f"{w.ref.kind}/{w.ref.name}"},
-        },
-        "spec": {"spec": {"devices": {"requests": requests}}},
-    }
-
-
-def _clean_copy(obj: dict[str, Any]) -> dict[str, Any]:
-    """A copy fit to apply: no status, no server-set metadata."""
-    out = copy.deepcopy(obj)
-    out.pop("status", None)
-    out.setdefault("apiVersion", WORKLOAD_API_VERSIONS.get(str(out.get("kind")), "v1"))
-    meta = out.setdefault("metadata", {})
-    for k in _DROP_META:
-        meta.pop(k, None)
-    ann = meta.get("annotations") or {}
-    for k in _DROP_ANNOTATIONS:
-        ann.pop(k, None)
-    if "annotations" in meta and not ann:
-        meta.pop("annotations")
-    return out
-
-
-def _strip_gpu_resources(c: dict[str, Any], rename_to: str | None = None) -> None:
-    res = c.get("resources") or {}
-    for key in ("limits", "requests"):
-        section = res.get(key)
-        if not isinstance(section, dict):
-            continue
-        for name in [n for n in section if is_gpu_resource(n)]:
-            value = section.pop(name)
-            if rename_to and name == GPU_RESOURCE:
-                section[rename_to] = value
-            elif rename_to:
-                section[name] = value  # MIG names stay: kept by a per-profile DeviceClass
-        if not section:
-            res.pop(key)
-
-
-def _fresh_job(obj: dict[str, Any]) -> None:
-    """Job pod templates are immutable and carry generated selector labels: drop them so the
-    patched Job can be created anew."""
-    spec = obj.get("spec") or {}
-    spec.pop("selector", None)
-    spec.pop("manualSelector", None)
-    labels = dig(spec, "template", "metadata", "labels") or {}
-    for k in ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name"):
-        labels.pop(k, None)
-
-
-def _patched_workload(
-    raw: dict[str, Any], w: Workload, template_name: str, claim: str, use: dict[tuple[str, bool, str], str]
-) -> tuple[dict[str, Any], list[str]]:
-    out = _clean_copy(raw)
-    notes: list[str] = []
-    spec = pod_spec(out)
-    assert spec is not None  # scan_workload found one
-    for c, init in containers(spec):
-        res = c.get("resources") or {}
-        gpu = [n for n in list(res.get("limits") or {}) + list(res.get("requests") or {}) if is_gpu_resource(n)]
-        if not gpu:
-            continue
-        names = [use[key] for n in gpu if (key := (str(c.get("name", "")), init, n)) in use]
-        _strip_gpu_resources(c)
-        claims = c.setdefault("resources", {}).setdefault("claims", [])
-        for rname in dict.fromkeys(names):
-            claims.append({"name": claim, "request": rname})
-    spec.setdefault("resourceClaims", []).append({"name": claim, "resourceClaimTemplateName": template_name})
-    if w.ref.kind == "Pod":
-        if spec.pop("nodeName", None):
-            notes.append("spec.nodeName removed: a pod bound by nodeName skips the scheduler, which allocates claims")
-        notes.append("a Pod's resourceClaims cannot change: delete and recreate it")
-    if w.ref.kind == "Job":
-        _fresh_job(out)
-        notes.append("a Job's pod template is immutable: create the patched Job anew")
-    return out, notes
-
-
-def _stopgap_workload(raw: dict[str, Any], w: Workload) -> dict[str, Any]:
-    out = _clean_copy(raw)
-    spec = pod_spec(out)
-    assert spec is not None
-    for c, _init in containers(spec):
-        _strip_gpu_resources(c, rename_to=STOPGAP_GPU_RESOURCE)
-    if w.ref.kind == "Pod":
-        spec.pop("nodeName", None)
-    if w.ref.kind == "Job":
-        _fresh_job(out)
-    return out
-
-
-def _keep_name_classes(workloads: list[Workload], objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
-    """DeviceClasses with ``spec.extendedResourceName`` so pods keep ``nvidia.com/gpu`` and
-    ``nvidia.com/mig-<profile>`` limits (DRAExtendedResource). Only one DeviceClass may map a
-    name: names already mapped by a DeviceClass in the cluster are skipped."""
-    mapped = {
-        str(dig(o, "spec", "extendedResourceName")): str(dig(o, "metadata", "name"))
-        for o in objects
-        if o.get("kind") == "DeviceClass" and dig(o, "spec", "extendedResourceName")
-    }
-    notes = [f"{res} is already mapped by DeviceClass {cls}" for res, cls in sorted(mapped.items())]
-    resources = sorted({(r.resource, r.profile) for w in workloads for r in w.requests if r.error is None})
-    out = []
-    for resource, profile in resources:
-        if resource in mapped:
-            continue
-        base = f"device.driver == '{GPU_CLASS}' && device.attributes['{GPU_CLASS}'].type"
-        if profile is None:
-            name, expr = KEEP_NAME_CLASS, f"{base} == 'gpu'"
-        else:
-            name = f"mig-{_dns_label(profile.replace('.', '-').replace('+', '-'))}.{GPU_CLASS}"
-            expr = f"{base} == 'mig' && device.attributes['{GPU_CLASS}'].profile == '{profile}'"
-        out.append({
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": name, "labels": dict(MANAGED_BY)},
-            "spec": {"selectors": [{"cel": {"expression": expr}}], "extendedResourceName": resource},
-        })
-    return out, notes
-
-
-# --- validation and bundles ------------------------------------------------------------------
-
-
-def schema_version_for(target_version: str) -> tuple[str, str | None]:
-    """(version to validate against, note). The newest schema not newer than the target;
-    the newest shipped when the target is newer than anything ``kubernetes-validate`` has."""
-    shipped = sorted({kv_utils.major_minor(v) for v in kv_utils.all_versions()}, key=Version)
-    t = b.parse_version(target_version)
-    if t is None:
-        raise ValueError(f"target version {target_version!r} is not a Kubernetes version")
-    want = Version(f"{t[0]}.{t[1]}")
-    fitting = [v for v in shipped if Version(v) <= want]
-    if not fitting:
-        return shipped[0], f"no schema for {target_version}"
-    if Version(shipped[-1]) < want:
-        return shipped[-1], f"kubernetes-validate ships schemas up to {shipped[-1]}; validated against it"
-    return fitting[-1], None
-
-
-def validate_object(obj: dict[str, Any], version: str) -> list[str]:
-    """Strict schema errors for one object (empty list when valid)."""
-    try:
-        kubernetes_validate.validate(obj, version, strict=True)
-    except kubernetes_validate.ValidationError as exc:
-        where = ".".join(str(p) for p in exc.absolute_path) or "(root)"
-        return [f"{where}: {exc.message}"]
-    except kubernetes_validate.SchemaNotFoundError as exc:
-        return [exc.message]
-    return []
-
-
-def _bundle_text(objs: list[dict[str, Any]], title: str) -> str:
-    body = yaml.safe_dump_all(objs, sort_keys=False, default_flow_style=False)
-    return f"# {title}\n---\n{body}"
-
-
-def bundles_by_namespace(generated: list[GeneratedObject], purposes: set[str], schema: str) -> dict[str, str]:
-    """{namespace: YAML text} of the generated objects with the given purposes; cluster-scoped
-    objects under ``_cluster``. Templates come before the workloads that name them."""
-    order = {"stopgap_deviceclass": 0, "claim_template": 1, "workload": 2, "stopgap_workload": 2}
-    groups: dict[str, list[GeneratedObject]] = defaultdict(list)
-    for g in generated:
-        if g.purpose in purposes:
-            groups[g.namespace or CLUSTER_SCOPED].append(g)
-    out = {}
-    for ns in sorted(groups):
-        items = sorted(groups[ns], key=lambda g: order[g.purpose])
-        what = "cluster-scoped objects" if ns == CLUSTER_SCOPED else f"namespace {ns}"
-        out[ns] = _bundle_text([g.obj for g in items], f"Claimscope DRA migration plan: {what} (validated against Kubernetes {schema} schema)")
-    return out
 
 
 # --- steps -------------------------------------------------------------------------------------
@@ -599,9 +195,9 @@ def _plan_workload(
     if errors or not w.requests:
         return WorkloadPlan(w, None, None, None, (), tuple(notes), tuple(errors))
     ns = w.ref.namespace or "default"
-    name = _dns_label(f"{w.ref.name}-gpu", 253)
+    name = dns_label(f"{w.ref.name}-gpu", 253)
     if (ns, name) in used_names:
-        name = _dns_label(f"{w.ref.name}-{w.ref.kind}-gpu", 253)
+        name = dns_label(f"{w.ref.name}-{w.ref.kind}-gpu", 253)
     used_names.add((ns, name))
     claim = "gpu"
     while claim in w.claim_names:
@@ -626,10 +222,10 @@ def _plan_workload(
     if any(r.resource == GPU_RESOURCE for r in w.requests) and any(r.is_mig for r in w.requests):
         notes.append("mixes whole GPUs and MIG instances")
 
-    layout, use = _requests_layout(w)
-    template = _claim_template(w, name, layout, selector)
-    patched, pnotes = _patched_workload(raw, w, name, claim, use)
-    stopgap = _stopgap_workload(raw, w) if any(r.resource == GPU_RESOURCE for r in w.requests) else None
+    layout, use = requests_layout(w)
+    template = claim_template(w, name, layout, selector)
+    patched, pnotes = patched_workload(raw, w, name, claim, use)
+    stopgap = stopgap_workload(raw, w) if any(r.resource == GPU_RESOURCE for r in w.requests) else None
     notes.extend(pnotes)
 
     generated: dict[str, GeneratedObject | None] = {
@@ -689,7 +285,7 @@ def plan_migration(
                                   f"{orphan.ref} asks for GPUs and is managed by {orphan.owner}, which is not "
                                   "in the snapshot: translate its controller.", (orphan.ref,)))
 
-    keep_classes, keep_notes = _keep_name_classes([p.workload for p in plans], objects)
+    keep_classes, keep_notes = keep_name_classes([p.workload for p in plans], objects)
     cluster_objs: list[GeneratedObject] = []
     for dc in keep_classes:
         errs = validate_object(dc, schema)

@@ -1,0 +1,296 @@
+"""Generate the DRA objects for one workload and validate them against the Kubernetes schema.
+
+Pure: no Django. For a workload with device-plugin GPU requests: a ResourceClaimTemplate
+(``resource.k8s.io/v1``; DeviceClass ``gpu.nvidia.com``, or ``mig.nvidia.com`` with a CEL
+selector on ``profile``; ``count`` for several devices), the patched workload (pod
+``spec.resourceClaims`` + container ``resources.claims``, the ``nvidia.com/*`` limits removed),
+and the DRAExtendedResource stop-gap (limit renamed to
+``deviceclass.resource.kubernetes.io/gpu.nvidia.com``, or DeviceClasses with
+``spec.extendedResourceName`` that keep the old names). Validation uses ``kubernetes-validate``
+strict schemas.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import kubernetes_validate
+import yaml
+from kubernetes_validate import utils as kv_utils
+from packaging.version import Version
+
+from migration.blockers import parse_version
+from migration.selectors import GPU_CLASS
+from migration.workloads import (
+    GPU_RESOURCE,
+    WORKLOAD_API_VERSIONS,
+    GpuRequest,
+    ObjectRef,
+    Workload,
+    containers,
+    dig,
+    is_gpu_resource,
+    pod_spec,
+)
+
+MIG_CLASS = "mig.nvidia.com"
+STOPGAP_GPU_RESOURCE = "deviceclass.resource.kubernetes.io/gpu.nvidia.com"
+KEEP_NAME_CLASS = "gpu-extended-resource.nvidia.com"
+CLUSTER_SCOPED = "_cluster"  # bundle key for cluster-scoped objects (never a namespace name)
+MANAGED_BY = {"app.kubernetes.io/managed-by": "claimscope"}
+_DNS_LABEL = re.compile(r"[^a-z0-9-]+")
+_DROP_META = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
+_DROP_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
+
+
+@dataclass(frozen=True)
+class GeneratedObject:
+    """A Kubernetes object the plan offers. ``purpose``: ``claim_template`` | ``workload`` |
+    ``stopgap_workload`` | ``stopgap_deviceclass``. ``namespace``: "" when cluster-scoped."""
+
+    purpose: str
+    namespace: str
+    obj: dict[str, Any] = field(compare=False)
+    source: ObjectRef | None = None
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef.of(self.obj)
+
+
+def dns_label(text: str, limit: int = 63) -> str:
+    label = _DNS_LABEL.sub("-", text.lower()).strip("-")[:limit].strip("-")
+    return label or "gpu"
+
+
+def requests_layout(w: Workload) -> tuple[list[tuple[str, GpuRequest]], dict[tuple[str, bool, str], str]]:
+    """Claim requests (name, GpuRequest) and, per (container, is_init, resource), the request
+    name that container uses. Init containers reuse an app container's request of the same resource
+    when it is at least as large (they run before the app containers, as with the device
+    plugin where a pod holds max(init, sum(app)) devices)."""
+    own: list[tuple[str, GpuRequest]] = []
+    use: dict[tuple[str, bool, str], str] = {}
+    taken: set[str] = set()
+    per_container: dict[tuple[str, bool], int] = defaultdict(int)
+    for r in w.requests:
+        per_container[(r.container, r.init)] += 1
+    for r in w.requests:
+        if r.init:
+            continue
+        base = dns_label(r.container)
+        name = base if per_container[(r.container, False)] == 1 else dns_label(f"{base}-{dns_label(r.resource.split('/')[-1])}")
+        while name in taken:
+            name = dns_label(f"{name[:58]}-{len(taken)}")
+        taken.add(name)
+        own.append((name, r))
+        use[(r.container, r.init, r.resource)] = name
+    for r in w.requests:
+        if not r.init:
+            continue
+        match = next((n for n, a in own if a.resource == r.resource and a.count >= r.count), None)
+        if match is None:
+            name = dns_label(f"{r.container}-init")
+            while name in taken:
+                name = dns_label(f"{name[:58]}-{len(taken)}")
+            taken.add(name)
+            own.append((name, r))
+            match = name
+        use[(r.container, r.init, r.resource)] = match
+    return own, use
+
+
+def claim_template(
+    w: Workload, name: str, layout: list[tuple[str, GpuRequest]], selector: str | None
+) -> dict[str, Any]:
+    requests = []
+    for rname, r in layout:
+        exactly: dict[str, Any] = {"deviceClassName": MIG_CLASS if r.is_mig else GPU_CLASS, "allocationMode": "ExactCount"}
+        if r.count > 1:
+            exactly["count"] = r.count
+        sel = (
+            f"device.attributes['{GPU_CLASS}'].profile == '{r.profile}'" if r.is_mig else selector
+        )
+        if sel:
+            exactly["selectors"] = [{"cel": {"expression": sel}}]
+        requests.append({"name": rname, "exactly": exactly})
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {
+            "name": name,
+            "namespace": w.ref.namespace or "default",
+            "labels": dict(MANAGED_BY),
+            "annotations": {"claimscope.io/translated-from": f"{w.ref.kind}/{w.ref.name}"},
+        },
+        "spec": {"spec": {"devices": {"requests": requests}}},
+    }
+
+
+def _clean_copy(obj: dict[str, Any]) -> dict[str, Any]:
+    """A copy fit to apply: no status, no server-set metadata."""
+    out = copy.deepcopy(obj)
+    out.pop("status", None)
+    out.setdefault("apiVersion", WORKLOAD_API_VERSIONS.get(str(out.get("kind")), "v1"))
+    meta = out.setdefault("metadata", {})
+    for k in _DROP_META:
+        meta.pop(k, None)
+    ann = meta.get("annotations") or {}
+    for k in _DROP_ANNOTATIONS:
+        ann.pop(k, None)
+    if "annotations" in meta and not ann:
+        meta.pop("annotations")
+    return out
+
+
+def _strip_gpu_resources(c: dict[str, Any], rename_to: str | None = None) -> None:
+    res = c.get("resources") or {}
+    for key in ("limits", "requests"):
+        section = res.get(key)
+        if not isinstance(section, dict):
+            continue
+        for name in [n for n in section if is_gpu_resource(n)]:
+            value = section.pop(name)
+            if rename_to and name == GPU_RESOURCE:
+                section[rename_to] = value
+            elif rename_to:
+                section[name] = value  # MIG names stay: kept by a per-profile DeviceClass
+        if not section:
+            res.pop(key)
+
+
+def _fresh_job(obj: dict[str, Any]) -> None:
+    """Job pod templates are immutable and carry generated selector labels: drop them so the
+    patched Job can be created anew."""
+    spec = obj.get("spec") or {}
+    spec.pop("selector", None)
+    spec.pop("manualSelector", None)
+    labels = dig(spec, "template", "metadata", "labels") or {}
+    for k in ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name"):
+        labels.pop(k, None)
+
+
+def patched_workload(
+    raw: dict[str, Any], w: Workload, template_name: str, claim: str, use: dict[tuple[str, bool, str], str]
+) -> tuple[dict[str, Any], list[str]]:
+    out = _clean_copy(raw)
+    notes: list[str] = []
+    spec = pod_spec(out)
+    assert spec is not None  # scan_workload found one
+    for c, init in containers(spec):
+        res = c.get("resources") or {}
+        gpu = [n for n in list(res.get("limits") or {}) + list(res.get("requests") or {}) if is_gpu_resource(n)]
+        if not gpu:
+            continue
+        names = [use[key] for n in gpu if (key := (str(c.get("name", "")), init, n)) in use]
+        _strip_gpu_resources(c)
+        claims = c.setdefault("resources", {}).setdefault("claims", [])
+        for rname in dict.fromkeys(names):
+            claims.append({"name": claim, "request": rname})
+    spec.setdefault("resourceClaims", []).append({"name": claim, "resourceClaimTemplateName": template_name})
+    if w.ref.kind == "Pod":
+        if spec.pop("nodeName", None):
+            notes.append("spec.nodeName removed: a pod bound by nodeName skips the scheduler, which allocates claims")
+        notes.append("a Pod's resourceClaims cannot change: delete and recreate it")
+    if w.ref.kind == "Job":
+        _fresh_job(out)
+        notes.append("a Job's pod template is immutable: create the patched Job anew")
+    return out, notes
+
+
+def stopgap_workload(raw: dict[str, Any], w: Workload) -> dict[str, Any]:
+    out = _clean_copy(raw)
+    spec = pod_spec(out)
+    assert spec is not None
+    for c, _init in containers(spec):
+        _strip_gpu_resources(c, rename_to=STOPGAP_GPU_RESOURCE)
+    if w.ref.kind == "Pod":
+        spec.pop("nodeName", None)
+    if w.ref.kind == "Job":
+        _fresh_job(out)
+    return out
+
+
+def keep_name_classes(workloads: list[Workload], objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """DeviceClasses with ``spec.extendedResourceName`` so pods keep ``nvidia.com/gpu`` and
+    ``nvidia.com/mig-<profile>`` limits (DRAExtendedResource). Only one DeviceClass may map a
+    name: names already mapped by a DeviceClass in the cluster are skipped."""
+    mapped = {
+        str(dig(o, "spec", "extendedResourceName")): str(dig(o, "metadata", "name"))
+        for o in objects
+        if o.get("kind") == "DeviceClass" and dig(o, "spec", "extendedResourceName")
+    }
+    notes = [f"{res} is already mapped by DeviceClass {cls}" for res, cls in sorted(mapped.items())]
+    resources = sorted({(r.resource, r.profile) for w in workloads for r in w.requests if r.error is None})
+    out = []
+    for resource, profile in resources:
+        if resource in mapped:
+            continue
+        base = f"device.driver == '{GPU_CLASS}' && device.attributes['{GPU_CLASS}'].type"
+        if profile is None:
+            name, expr = KEEP_NAME_CLASS, f"{base} == 'gpu'"
+        else:
+            name = f"mig-{dns_label(profile.replace('.', '-').replace('+', '-'))}.{GPU_CLASS}"
+            expr = f"{base} == 'mig' && device.attributes['{GPU_CLASS}'].profile == '{profile}'"
+        out.append({
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": name, "labels": dict(MANAGED_BY)},
+            "spec": {"selectors": [{"cel": {"expression": expr}}], "extendedResourceName": resource},
+        })
+    return out, notes
+
+
+# --- validation and bundles ------------------------------------------------------------------
+
+
+def schema_version_for(target_version: str) -> tuple[str, str | None]:
+    """(version to validate against, note). The newest schema not newer than the target;
+    the newest shipped when the target is newer than anything ``kubernetes-validate`` has."""
+    shipped = sorted({kv_utils.major_minor(v) for v in kv_utils.all_versions()}, key=Version)
+    t = parse_version(target_version)
+    if t is None:
+        raise ValueError(f"target version {target_version!r} is not a Kubernetes version")
+    want = Version(f"{t[0]}.{t[1]}")
+    fitting = [v for v in shipped if Version(v) <= want]
+    if not fitting:
+        return shipped[0], f"no schema for {target_version}"
+    if Version(shipped[-1]) < want:
+        return shipped[-1], f"kubernetes-validate ships schemas up to {shipped[-1]}; validated against it"
+    return fitting[-1], None
+
+
+def validate_object(obj: dict[str, Any], version: str) -> list[str]:
+    """Strict schema errors for one object (empty list when valid)."""
+    try:
+        kubernetes_validate.validate(obj, version, strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        where = ".".join(str(p) for p in exc.absolute_path) or "(root)"
+        return [f"{where}: {exc.message}"]
+    except kubernetes_validate.SchemaNotFoundError as exc:
+        return [exc.message]
+    return []
+
+
+def _bundle_text(objs: list[dict[str, Any]], title: str) -> str:
+    body = yaml.safe_dump_all(objs, sort_keys=False, default_flow_style=False)
+    return f"# {title}\n---\n{body}"
+
+
+def bundles_by_namespace(generated: list[GeneratedObject], purposes: set[str], schema: str) -> dict[str, str]:
+    """{namespace: YAML text} of the generated objects with the given purposes; cluster-scoped
+    objects under ``_cluster``. Templates come before the workloads that name them."""
+    order = {"stopgap_deviceclass": 0, "claim_template": 1, "workload": 2, "stopgap_workload": 2}
+    groups: dict[str, list[GeneratedObject]] = defaultdict(list)
+    for g in generated:
+        if g.purpose in purposes:
+            groups[g.namespace or CLUSTER_SCOPED].append(g)
+    out = {}
+    for ns in sorted(groups):
+        items = sorted(groups[ns], key=lambda g: order[g.purpose])
+        what = "cluster-scoped objects" if ns == CLUSTER_SCOPED else f"namespace {ns}"
+        out[ns] = _bundle_text([g.obj for g in items], f"Claimscope DRA migration plan: {what} (validated against Kubernetes {schema} schema)")
+    return out

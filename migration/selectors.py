@@ -1,0 +1,162 @@
+"""GPU models of a cluster and CEL selectors that tell them apart.
+
+Pure: no Django. Models come from GFD Node labels ``nvidia.com/gpu.product`` and
+``nvidia.com/gpu.memory`` (MiB) and from ResourceSlice devices of driver ``gpu.nvidia.com``
+(attribute ``productName``, capacity ``memory``). Selectors use the DRA CEL names
+``device.attributes['gpu.nvidia.com'].productName`` and ``device.capacity['gpu.nvidia.com'].memory``.
+Cluster text is never evaluated; product names go into a CEL string literal only when they
+match a fixed safe pattern.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from inventory.normalize import UnknownAPIVersion, normalize
+from inventory.parse import parse_resource_slice
+from migration.workloads import PRODUCT_LABEL, dig
+
+GPU_CLASS = "gpu.nvidia.com"
+GIB = 2**30
+MIB = 2**20
+_SAFE_PRODUCT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,99}$")
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """A GPU model seen in the cluster.
+
+    ``product``: GFD label form (``NVIDIA-H200-NVL``). ``product_name``: the DRA attribute
+    ``productName`` (``NVIDIA H200 NVL``) when a ResourceSlice shows it, else None.
+    ``memory_bytes``: slice capacity ``memory``, else node label ``nvidia.com/gpu.memory``
+    (MiB) in bytes. ``nodes``: node names carrying it.
+    """
+
+    product: str
+    product_name: str | None
+    memory_bytes: int | None
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SelectorProposal:
+    """A CEL selector that keeps a request on some GPU models of a mixed cluster.
+
+    ``basis``: ``memory`` (threshold on capacity ``memory``) or ``productName``.
+    ``applied``: True when it is already in the generated template (the workload is pinned to
+    these models by nodeSelector/affinity), False when offered for step 5.
+    """
+
+    models: tuple[str, ...]
+    expression: str
+    basis: str
+    applied: bool
+    reason: str
+
+
+def gpu_models(objects: list[dict[str, Any]]) -> list[GpuModel]:
+    """GPU models from Node labels and ResourceSlice devices (type ``gpu``), by label form."""
+    mem: dict[str, int | None] = {}
+    names: dict[str, str | None] = {}
+    nodes: dict[str, set[str]] = defaultdict(set)
+    for n in objects:
+        if n.get("kind") != "Node":
+            continue
+        labels = dig(n, "metadata", "labels") or {}
+        product = labels.get(PRODUCT_LABEL)
+        if not isinstance(product, str) or not product:
+            continue
+        mib = str(labels.get("nvidia.com/gpu.memory", ""))
+        mem.setdefault(product, int(mib) * MIB if mib.isdigit() else None)
+        names.setdefault(product, None)
+        nodes[product].add(str(dig(n, "metadata", "name")))
+    for s in objects:
+        if s.get("kind") != "ResourceSlice":
+            continue
+        try:
+            sl = parse_resource_slice(normalize(s))
+        except (ValueError, UnknownAPIVersion):
+            continue
+        for d in sl.devices:
+            if d.driver != GPU_CLASS or d.type != "gpu" or not d.product_name:
+                continue
+            product = d.product_name.replace(" ", "-")
+            names[product] = d.product_name
+            if d.memory_bytes:
+                mem[product] = d.memory_bytes  # what CEL compares, so it wins over the label
+            if d.node_name:
+                nodes[product].add(d.node_name)
+    return [GpuModel(p, names.get(p), mem.get(p), tuple(sorted(nodes[p]))) for p in sorted(mem.keys() | names.keys())]
+
+
+def memory_threshold_gib(lower: int, upper: int) -> int | None:
+    """A round GiB value well between two memory sizes (bytes), or None when too close.
+
+    First multiple of 10 GiB at least 2% above ``lower`` if it stays 2% below ``upper``
+    (95.6 GiB vs 140.4 GiB -> 100), else the integer midpoint. A margin survives rounding
+    differences between what nodes label and what the driver publishes.
+    """
+    lo, hi = lower / GIB, upper / GIB
+    if hi <= lo * 1.04:
+        return None
+    candidate = math.ceil(lo * 1.02 / 10) * 10
+    if candidate < hi * 0.98:
+        return candidate
+    mid = math.floor((lo + hi) / 2)
+    return mid if lo * 1.02 < mid < hi * 0.98 else None
+
+
+def _memory_expr(gib: int, op: str) -> str:
+    return f"device.capacity['{GPU_CLASS}'].memory.compareTo(quantity('{gib}Gi')) {op} 0"
+
+
+def _product_name(model: GpuModel) -> str | None:
+    """The productName to match: from a slice, else the label with dashes as spaces (GFD
+    replaces spaces with dashes). None when the text is not safe inside a CEL literal."""
+    name = model.product_name or model.product.replace("-", " ")
+    return name if _SAFE_PRODUCT.match(name) else None
+
+
+def selector_for(chosen: list[GpuModel], models: list[GpuModel]) -> tuple[str, str] | None:
+    """(CEL expression, basis) that selects exactly the ``chosen`` models among ``models``.
+
+    Prefers a memory threshold (survives naming differences between label and slice); falls
+    back to ``productName``. None when there is nothing to tell apart or no safe expression.
+    """
+    others = [m for m in models if m.product not in {c.product for c in chosen}]
+    if not chosen or not others:
+        return None
+    cm = [m.memory_bytes for m in chosen]
+    om = [m.memory_bytes for m in others]
+    if all(cm) and all(om):
+        if min(cm) > max(om):  # type: ignore[type-var]
+            gib = memory_threshold_gib(max(om), min(cm))  # type: ignore[type-var]
+            if gib is not None:
+                return _memory_expr(gib, ">"), "memory"
+        if max(cm) < min(om):  # type: ignore[type-var]
+            gib = memory_threshold_gib(max(cm), min(om))  # type: ignore[type-var]
+            if gib is not None:
+                return _memory_expr(gib, "<"), "memory"
+    names = [_product_name(m) for m in chosen]
+    if not all(names):
+        return None
+    attr = f"device.attributes['{GPU_CLASS}'].productName"
+    if len(names) == 1:
+        return f"{attr} == '{names[0]}'", "productName"
+    return f"{attr} in [{', '.join(repr(n) for n in names)}]", "productName"
+
+
+def selector_options(models: list[GpuModel]) -> list[SelectorProposal]:
+    """For a mixed cluster, one selector per model for step 5 (empty when one model)."""
+    if len(models) < 2:
+        return []
+    out = []
+    for m in models:
+        sel = selector_for([m], models)
+        if sel:
+            out.append(SelectorProposal((m.product,), sel[0], sel[1], False, f"keep a request on {m.product}"))
+    return out

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import kubernetes_validate
+import pytest
+import yaml
+from migration_fixtures import device_plugin_cluster, find, load
+
+from migration.planner import plan_migration
+
+
+def _everything():
+    return device_plugin_cluster() + load(
+        "workloads/priority.yaml", "workloads/kserve.yaml", "workloads/control-plane.yaml"
+    )
+
+
+@pytest.mark.parametrize("target", ["1.34", "1.35", "1.36", "1.37"])
+def test_every_generated_object_validates_for_the_target_version(target):
+    plan = plan_migration(_everything(), "1.33.5", target)
+    assert plan.errors == ()
+    assert plan.schema_version == target
+    kinds = {g.obj["kind"] for g in plan.generated}
+    assert {"ResourceClaimTemplate", "Deployment", "StatefulSet", "Job", "CronJob", "Pod", "DeviceClass"} <= kinds
+    for g in plan.generated:
+        kubernetes_validate.validate(g.obj, target, strict=True)
+
+
+def test_bundles_hold_exactly_the_validated_objects_per_namespace():
+    plan = plan_migration(_everything(), "1.33.5", "1.36")
+    from_bundles = []
+    for ns, text in plan.bundles.items():
+        docs = [d for d in yaml.safe_load_all(text) if d]
+        assert {d["metadata"]["namespace"] for d in docs} == {ns}
+        from_bundles.extend(docs)
+    expected = [g.obj for g in plan.generated if g.purpose in ("claim_template", "workload")]
+    assert sorted(map(repr, from_bundles)) == sorted(map(repr, expected))
+    for d in from_bundles:
+        kubernetes_validate.validate(d, "1.36", strict=True)
+
+
+def test_target_newer_than_the_shipped_schemas_validates_against_the_newest():
+    newest = kubernetes_validate.latest_version()
+    major, minor = (int(x) for x in newest.split(".")[:2])
+    plan = plan_migration(device_plugin_cluster(), None, f"{major}.{minor + 5}")
+    assert plan.schema_version == f"{major}.{minor}"
+    assert any(f.code == "schema_version" for f in plan.findings)
+
+
+def test_an_object_that_fails_the_schema_is_a_plan_error_and_never_offered():
+    objects = load("workloads/workloads.yaml")
+    # A field no Kubernetes version knows: the patched Deployment cannot validate strictly.
+    find(objects, "Deployment", "embedder")["spec"]["template"]["spec"]["gpuPriority"] = "high"
+    plan = plan_migration(objects, "1.36.1", "1.36")
+    assert any("embedder" in e and "gpuPriority" in e for e in plan.errors)
+    offered = [g for g in plan.generated if g.source and g.source.name == "embedder"]
+    assert offered == []
+    assert "embedder" not in plan.bundles.get("team-a", "")
+    # The other workloads are still planned.
+    assert "notebook-eval" in plan.bundles["team-a"]
+
+
+def test_target_below_1_34_is_a_plan_error():
+    plan = plan_migration(device_plugin_cluster(), "1.33.5", "1.33")
+    assert any("1.34" in e for e in plan.errors)
+
+
+def test_unreadable_target_version_raises():
+    with pytest.raises(ValueError):
+        plan_migration(device_plugin_cluster(), None, "latest")

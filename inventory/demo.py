@@ -1,0 +1,432 @@
+"""The demo cluster: customer hardware, healthy workloads and one stuck claim per diagnosis category.
+
+Pure: no Django, no clock (``now`` is passed in). ``build_demo(now)`` returns the objects and a
+DCGM exporter scrape; ``write_demo(folder, now)`` writes them as a snapshot folder
+(``cluster.json`` + ``dcgm-exporter.prom``) that ``inventory.sources.SnapshotSource`` reads.
+The ``load_demo`` management command writes it under ``var/demo/`` at load time, so ages read
+right ("Pending for 42 min"), and syncs it through ``inventory.sync.sync_cluster``.
+
+Hardware (domain brief, "Hardware the customers run"): two 2x RTX PRO 6000 Blackwell Server
+Edition entry servers (one in MIG mode ``all-1g.24gb``) and a third whose driver publishes an
+empty pool; five 4x H200 NVL inference nodes (one ``all-balanced``, one custom MIG layout, one
+cordoned and without the GPU taint, one whose driver publishes no slice at all); three 8x H200
+NVL training nodes (one half in ``1g.18gb`` MIG instances). Shapes come from ``inventory.fleet``.
+
+Stuck claims, modelled on ``/work/shared/cases`` (category names from diagnosis-categories.md):
+``no_matching_device`` (selector memory >= 200Gi), ``capacity_exhausted`` (every whole RTX PRO
+6000 taken), ``device_class_missing`` (``gpu.example.com``), ``claim_not_found``,
+``template_claim_missing``, ``allocated_not_reserved`` (25 min, node cordoned),
+``reserved_for_missing_pod``, ``claim_stuck_deallocating`` (47 min, delete-protection finalizer),
+``driver_not_publishing_on_node`` and ``driver_publishing_empty_pool``.
+
+DCGM scrape: label shape of the real aicr H100 sample (``gpu``, ``UUID``, ``pci_bus_id``,
+``device``, ``modelName``, ``Hostname``, ``DCGM_FI_DRIVER_VERSION``, plus ``container``,
+``namespace``, ``pod``, ``pod_uid`` for GPUs a pod uses); MIG series add ``GPU_I_PROFILE`` and
+``GPU_I_ID`` and carry ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` instead of ``DCGM_FI_DEV_GPU_UTIL``
+(which DCGM does not produce per MIG instance). Values: busy GPUs at 90%+, allocated-but-idle
+GPUs at 0-2%, one unallocated GPU busy at 91%.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from .fleet import (
+    GPU_MODELS,
+    ClusterBuilder,
+    DeviceInfo,
+    NodeSpec,
+    _ts,
+    all_smallest,
+    balanced,
+    place_profiles,
+)
+
+DEMO_CLUSTER = "demo"
+DEMO_SEED = 20261112
+# Real evidence served as clusters of their own: name -> folder under the project's ``demo/``.
+REAL_CLUSTERS = {"aicr-h100": "aicr-h100", "vks-a100": "vks-a100"}
+NODES_TOTAL = 11
+_SCHED_TAIL = f"still not schedulable, preemption: 0/{NODES_TOTAL} nodes are available: {NODES_TOTAL} Preemption is not helpful for scheduling."
+CANNOT_ALLOCATE = f"0/{NODES_TOTAL} nodes are available: {NODES_TOTAL} cannot allocate all claims. {_SCHED_TAIL}"
+RTX = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+H200_NVL = "NVIDIA H200 NVL"
+
+
+@dataclass
+class DemoSnapshot:
+    """``objects``: raw v1 Kubernetes objects. ``prom``: file name -> DCGM exporter text."""
+
+    objects: list[dict[str, Any]]
+    prom: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _nodes() -> list[NodeSpec]:
+    h200_mixed = place_profiles(H200_NVL, ["3g.71gb", "2g.35gb", "1g.35gb"])
+    d = timedelta
+    return [
+        NodeSpec("gpu-rtx-01", "rtx-pro-6000", 2, "rtx-pro-entry", driver="580.105.08", age=d(days=64)),
+        NodeSpec("gpu-rtx-02", "rtx-pro-6000", 2, "rtx-pro-entry", mig=dict.fromkeys(range(2), all_smallest("rtx-pro-6000")),
+                 mig_config="all-1g.24gb", driver="580.105.08", age=d(days=64)),
+        NodeSpec("gpu-rtx-03", "rtx-pro-6000", 2, "rtx-pro-entry", driver="580.105.08", slice="empty", age=d(days=2, hours=3)),
+        NodeSpec("gpu-h200-01", "h200-nvl", 4, "h200-nvl-inference", driver="580.159.04", age=d(days=41)),
+        NodeSpec("gpu-h200-02", "h200-nvl", 4, "h200-nvl-inference", mig=dict.fromkeys(range(4), balanced("h200-nvl")),
+                 mig_config="all-balanced", driver="580.159.04", age=d(days=41)),
+        NodeSpec("gpu-h200-03", "h200-nvl", 4, "h200-nvl-inference", mig={0: all_smallest("h200-nvl"), 1: h200_mixed},
+                 mig_config="custom-2-of-4-mixed", driver="580.159.04", age=d(days=33)),
+        NodeSpec("gpu-h200-04", "h200-nvl", 4, "h200-nvl-inference", driver="580.159.04", tainted=False,
+                 unschedulable=True, age=d(days=33)),
+        NodeSpec("gpu-h200-05", "h200-nvl", 4, "h200-nvl-inference", driver="580.159.04", slice="none", age=d(hours=5)),
+        NodeSpec("gpu-h200-11", "h200-nvl", 8, "h200-nvl-training", driver="580.159.04", age=d(days=90)),
+        NodeSpec("gpu-h200-12", "h200-nvl", 8, "h200-nvl-training", mig=dict.fromkeys(range(4), all_smallest("h200-nvl")),
+                 mig_config="custom-4-of-8-1g.18gb", driver="580.159.04", age=d(days=90)),
+        NodeSpec("gpu-h200-13", "h200-nvl", 8, "h200-nvl-training", driver="580.159.04", age=d(days=90)),
+    ]
+
+
+def _dev(b: ClusterBuilder, node: str, name: str) -> DeviceInfo:
+    return b.devices[(node, name)]
+
+
+def _plugin_daemonset(b: ClusterBuilder) -> dict[str, Any]:
+    ns, name = "gpu-operator", "nvidia-dra-driver-gpu-kubelet-plugin"
+    gpu_nodes = len(b.nodes)
+    return b.add(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {
+                "creationTimestamp": _ts(b.ago(days=95)),
+                "generation": 3,
+                "labels": {"app.kubernetes.io/name": "nvidia-dra-driver-gpu", "app.kubernetes.io/component": "kubelet-plugin"},
+                "name": name,
+                "namespace": ns,
+                "resourceVersion": b.rv(),
+                "uid": b.uid("DaemonSet", ns, name),
+            },
+            "spec": {
+                "selector": {"matchLabels": {"app.kubernetes.io/name": "nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu-component": "kubelet-plugin"}},
+                "template": {
+                    "metadata": {"labels": {"app.kubernetes.io/name": "nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu-component": "kubelet-plugin"}},
+                    "spec": {
+                        "containers": [{"image": "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.5.1", "name": "gpus"}],
+                        "nodeSelector": {"nvidia.com/gpu.deploy.dra-driver": "true"},
+                        "priorityClassName": "system-node-critical",
+                        "tolerations": [{"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"}],
+                    },
+                },
+                "updateStrategy": {"rollingUpdate": {"maxUnavailable": 1}, "type": "RollingUpdate"},
+            },
+            "status": {
+                "currentNumberScheduled": gpu_nodes,
+                "desiredNumberScheduled": gpu_nodes,
+                "numberAvailable": gpu_nodes - 2,
+                "numberMisscheduled": 0,
+                "numberReady": gpu_nodes - 2,
+                "numberUnavailable": 2,
+                "observedGeneration": 3,
+                "updatedNumberScheduled": gpu_nodes,
+            },
+        }
+    )
+
+
+def _plugin_pods(b: ClusterBuilder, ds: dict[str, Any]) -> None:
+    """One kubelet-plugin pod per GPU node; crash-looping on the two broken nodes."""
+    ns = ds["metadata"]["namespace"]
+    owner = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": ds["metadata"]["name"], "uid": ds["metadata"]["uid"]}
+    image = "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.5.1"
+    for node, spec in b.node_specs.items():
+        name = f"nvidia-dra-driver-gpu-kubelet-plugin-{b.suffix()}"
+        created = b.now - spec.age + timedelta(minutes=9)
+        pod = b.pod(ns, name, b.uid("Pod", ns, name), owner, ds["spec"]["template"]["metadata"]["labels"],
+                    created=created, node=node, image=image)
+        pod["spec"]["containers"][0]["name"] = "gpus"
+        pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "128Mi"}}
+        pod["spec"]["priorityClassName"] = "system-node-critical"
+        pod["spec"]["restartPolicy"] = "Always"
+        cs = pod["status"]["containerStatuses"][0]
+        cs["name"] = "gpus"
+        if spec.slice == "full":
+            continue
+        if spec.slice == "none":
+            reason = "failed to create driver: error initializing NVML: Driver Not Loaded"
+            restarts = 58
+        else:
+            reason = "error enumerating GPU devices: error getting MIG mode for GPU 1 (0000:41:00.0): Unknown Error"
+            restarts = 21
+        cs.update(
+            {
+                "ready": False,
+                "restartCount": restarts,
+                "started": False,
+                "state": {"waiting": {"message": "back-off 5m0s restarting failed container=gpus pod=" + name + "_" + ns + "(" + pod["metadata"]["uid"] + ")", "reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 1, "finishedAt": _ts(b.ago(minutes=3)), "message": reason, "reason": "Error", "startedAt": _ts(b.ago(minutes=3, seconds=4))}},
+            }
+        )
+        for c in pod["status"]["conditions"]:
+            if c["type"] in ("Ready", "ContainersReady"):
+                c.update({"status": "False", "reason": "ContainersNotReady", "message": "containers with unready status: [gpus]",
+                          "lastTransitionTime": _ts(b.ago(minutes=3))})
+        b.kubelet_event(pod, node, "BackOff", "Back-off restarting failed container gpus in pod " + name + "_" + ns + "(" + pod["metadata"]["uid"] + ")",
+                        at=b.ago(minutes=58), last=b.ago(minutes=2), count=restarts * 4 + 3, type_="Warning")
+
+
+def build_demo(now: datetime) -> DemoSnapshot:
+    """The demo cluster at ``now`` (timezone-aware): objects plus ``dcgm-exporter.prom``."""
+    b = ClusterBuilder(DEMO_SEED, now)
+    notes: list[str] = []
+    b.device_classes(created=now - timedelta(days=95))
+    for spec in _nodes():
+        b.node(spec)
+    ds = _plugin_daemonset(b)
+    _plugin_pods(b, ds)
+
+    # -- templates -----------------------------------------------------------------------------
+    rtx_sel = f"device.attributes['gpu.nvidia.com'].productName == '{RTX}'"
+    h200_sel = f"device.attributes['gpu.nvidia.com'].productName == '{H200_NVL}'"
+    t_rtx = b.template("team-a", "rtx-pro-gpu", selectors=[rtx_sel], created=now - timedelta(days=30))
+    t_h200x4 = b.template("team-a", "h200-x4", request="gpus", selectors=[h200_sel], count=4, created=now - timedelta(days=30))
+    t_h200x8 = b.template("ml-platform", "h200-x8", request="gpus", selectors=[h200_sel], count=8, created=now - timedelta(days=60))
+    t_h200 = b.template("team-b", "h200-gpu", selectors=[h200_sel], created=now - timedelta(days=30))
+    t_h200_ml = b.template("ml-platform", "h200-gpu", selectors=[h200_sel], created=now - timedelta(days=60))
+    t_mig24 = b.template("team-b", "mig-1g24gb", request="mig", device_class="mig.nvidia.com",
+                         selectors=["device.attributes['gpu.nvidia.com'].profile == '1g.24gb'"], created=now - timedelta(days=20))
+    t_mig18 = b.template("research", "mig-1g18gb", request="mig", device_class="mig.nvidia.com",
+                         selectors=["device.attributes['gpu.nvidia.com'].profile == '1g.18gb'"], created=now - timedelta(days=20))
+    t_mig71 = b.template("research", "mig-3g71gb", request="mig", device_class="mig.nvidia.com",
+                         selectors=["device.attributes['gpu.nvidia.com'].profile == '3g.71gb'"], created=now - timedelta(days=20))
+    t_mig35 = b.template("team-b", "mig-2g35gb", request="mig", device_class="mig.nvidia.com",
+                         selectors=["device.attributes['gpu.nvidia.com'].profile == '2g.35gb'"], created=now - timedelta(days=20))
+
+    # -- healthy workloads ---------------------------------------------------------------------
+    h = timedelta(hours=1)
+    use: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for i in range(2):
+        pod, claim = b.workload("team-a", "llm-serve-rtx", state="in_use", template=t_rtx,
+                                devices=[_dev(b, "gpu-rtx-01", f"gpu-{i}")], age=h * (30 + i))
+        use[f"gpu-rtx-01/gpu-{i}"] = (pod, claim)
+    for name in ("gpu-0-mig-1g24gb-14-0", "gpu-0-mig-1g24gb-14-1", "gpu-1-mig-1g24gb-14-2"):
+        use[f"gpu-rtx-02/{name}"] = b.workload("team-b", "notebook-small", state="in_use", template=t_mig24,
+                                               devices=[_dev(b, "gpu-rtx-02", name)], age=h * 8, image="quay.io/jupyter/pytorch-notebook:cuda12-2025-10-20")
+    use["gpu-h200-11"] = b.workload("team-a", "vllm-llama-70b", state="in_use", template=t_h200x4,
+                                    devices=[_dev(b, "gpu-h200-11", f"gpu-{i}") for i in range(4)], age=h * 52)
+    use["gpu-h200-13"] = b.workload("ml-platform", "pretrain-run-17", state="in_use", template=t_h200x8,
+                                    devices=[_dev(b, "gpu-h200-13", f"gpu-{i}") for i in range(8)], age=h * 19,
+                                    owner_kind="Job", image="nvcr.io/nvidia/pytorch:25.10-py3")
+    use["gpu-h200-01/gpu-0"] = b.workload("team-b", "embeddings", state="in_use", template=t_h200,
+                                          devices=[_dev(b, "gpu-h200-01", "gpu-0")], age=h * 75)
+    for name in ("gpu-0-mig-1g18gb-19-0", "gpu-0-mig-1g18gb-19-1", "gpu-0-mig-1g18gb-19-2"):
+        use[f"gpu-h200-03/{name}"] = b.workload("research", "notebook", state="in_use", template=t_mig18,
+                                                devices=[_dev(b, "gpu-h200-03", name)], age=h * 6, image="quay.io/jupyter/pytorch-notebook:cuda12-2025-10-20")
+    use["gpu-h200-03/gpu-1-mig-3g71gb-9-4"] = b.workload("research", "vlm-eval", state="in_use", template=t_mig71,
+                                                         devices=[_dev(b, "gpu-h200-03", "gpu-1-mig-3g71gb-9-4")], age=timedelta(minutes=38))
+    for minor in range(2):
+        name = f"gpu-{minor}-mig-2g35gb-14-2"
+        use[f"gpu-h200-02/{name}"] = b.workload("team-b", "reranker", state="in_use", template=t_mig35,
+                                                devices=[_dev(b, "gpu-h200-02", name)], age=h * 20)
+    for minor, start in ((0, 0), (0, 1), (1, 3), (2, 5)):
+        name = f"gpu-{minor}-mig-1g18gb-19-{start}"
+        use[f"gpu-h200-12/{name}"] = b.workload("research", "notebook", state="in_use", template=t_mig18,
+                                                devices=[_dev(b, "gpu-h200-12", name)], age=h * (3 + start),
+                                                image="quay.io/jupyter/pytorch-notebook:cuda12-2025-10-20")
+    # A pod being deleted right now (claim deleting for seconds: normal, not stuck).
+    b.workload("team-b", "reranker-canary", state="deleting", template=t_mig35,
+               devices=[_dev(b, "gpu-h200-02", "gpu-2-mig-2g35gb-14-2")], age=h * 3, deleting_age=timedelta(seconds=12))
+
+    # -- stuck: no_matching_device -------------------------------------------------------------
+    t_200 = b.template("team-a", "gpu-200gi", selectors=["device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('200Gi')) >= 0"],
+                       created=now - timedelta(minutes=44))
+    b.workload("team-a", "llm-405b", state="pending", template=t_200, age=timedelta(minutes=42), message=CANNOT_ALLOCATE)
+    notes.append("no_matching_device: team-a llm-405b asks for >= 200Gi; the largest GPU publishes 143771Mi")
+
+    # -- stuck: capacity_exhausted (every whole RTX PRO 6000 is taken) -------------------------
+    t_rtx_b = b.template("team-b", "rtx-pro-gpu", selectors=[rtx_sel], created=now - timedelta(days=3))
+    b.workload("team-b", "render-worker", state="pending", template=t_rtx_b, age=timedelta(minutes=17), message=CANNOT_ALLOCATE,
+               image="nvcr.io/nvidia/cuda:13.0.1-runtime-ubuntu24.04")
+    notes.append("capacity_exhausted: team-b render-worker wants a whole RTX PRO 6000; both are held by llm-serve-rtx")
+
+    # -- stuck: device_class_missing -----------------------------------------------------------
+    t_legacy = b.template("team-b", "legacy-gpu", device_class="gpu.example.com", created=now - timedelta(minutes=12))
+    b.workload("team-b", "batch-infer", state="pending", template=t_legacy, age=timedelta(minutes=9),
+               message=f"0/{NODES_TOTAL} nodes are available: request gpu: device class gpu.example.com does not exist. "
+               f"no new claims to deallocate, preemption: 0/{NODES_TOTAL} nodes are available: {NODES_TOTAL} Preemption is not helpful for scheduling.")
+    notes.append("device_class_missing: team-b batch-infer requests DeviceClass gpu.example.com")
+
+    # -- stuck: claim_not_found (no event: rejected in PreEnqueue) -----------------------------
+    ns, app = "team-b", "embedding-svc"
+    pod_name = f"{app}-6c9f8d7b5-{b.suffix()}"
+    rs = f"{app}-6c9f8d7b5"
+    pod = b.pod(ns, pod_name, b.uid("Pod", ns, pod_name),
+                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": b.uid("ReplicaSet", ns, rs)},
+                {"app": app, "pod-template-hash": "6c9f8d7b5"}, created=b.ago(minutes=26),
+                claims=[{"name": "gpu", "resourceClaimName": "shared-embedding-gpu"}])
+    del pod["status"]["conditions"]
+    notes.append("claim_not_found: team-b embedding-svc references claim shared-embedding-gpu, which does not exist")
+
+    # -- stuck: template_claim_missing ---------------------------------------------------------
+    ns, app = "team-a", "eval-harness"
+    pod_name = f"{app}-0"
+    pod = b.pod(ns, pod_name, b.uid("Pod", ns, pod_name),
+                {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": b.uid("StatefulSet", ns, app)},
+                {"app": app, "apps.kubernetes.io/pod-index": "0", "statefulset.kubernetes.io/pod-name": pod_name},
+                created=b.ago(minutes=33), claims=[{"name": "gpu", "resourceClaimTemplateName": "eval-gpu"}])
+    del pod["status"]["conditions"]
+    b.core_event(pod, "FailedResourceClaimCreation",
+                 'PodResourceClaim gpu: resource claim template "eval-gpu": resourceclaimtemplate.resource.k8s.io "eval-gpu" not found',
+                 component="resource_claim", first=b.ago(minutes=33), last=b.ago(minutes=1), count=19, type_="Warning")
+    notes.append("template_claim_missing: team-a eval-harness-0 references ResourceClaimTemplate eval-gpu, which does not exist")
+
+    # -- stuck: allocated_not_reserved (node cordoned after allocation, bind failed) -----------
+    pod, claim = b.workload(
+        "ml-platform", "finetune-8b", state="allocated", template=t_h200_ml, devices=[_dev(b, "gpu-h200-04", "gpu-1")],
+        age=timedelta(minutes=25, seconds=8), allocated_age=timedelta(minutes=25), owner_kind="Job",
+        image="nvcr.io/nvidia/pytorch:25.10-py3",
+        message=f"0/{NODES_TOTAL} nodes are available: 1 node(s) were unschedulable, {NODES_TOTAL - 1} node(s) had untolerated taint "
+        f"{{nvidia.com/gpu: present}}. {_SCHED_TAIL}",
+    )
+    assert pod is not None
+    pod["spec"]["tolerations"] = [t for t in pod["spec"]["tolerations"] if t["key"] != "nvidia.com/gpu"]
+    b.core_event(b.nodes["gpu-h200-04"], "NodeNotSchedulable", "Node gpu-h200-04 status is now: NodeNotSchedulable",
+                 component="kubelet", host="gpu-h200-04", first=b.ago(minutes=24, seconds=57))
+    b.core_event(pod, "FailedScheduling", 'binding rejected: running Bind plugin "DefaultBinder": etcdserver: request timed out',
+                 component="default-scheduler", first=b.ago(minutes=24, seconds=50), type_="Warning")
+    notes.append("allocated_not_reserved: ml-platform finetune-8b claim allocated gpu-h200-04/gpu-1 25 min ago, reservedFor empty")
+
+    # -- stuck: reserved_for_missing_pod (a hand-made shared claim, its pod is gone) ------------
+    gone_uid = b.uid("Pod", "team-a", "jupyter-alice-7f9c6d5b8-x2x4k")
+    dev = _dev(b, "gpu-h200-01", "gpu-1")
+    b.taken.add((dev.node, dev.name))
+    name = "jupyter-shared-gpu"
+    b.add({
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "creationTimestamp": _ts(b.ago(days=3, hours=2)),
+            "finalizers": ["resource.kubernetes.io/delete-protection"],
+            "name": name,
+            "namespace": "team-a",
+            "resourceVersion": b.rv(),
+            "uid": b.uid("ResourceClaim", "team-a", name),
+        },
+        "spec": {"devices": {"requests": [{"exactly": {"allocationMode": "ExactCount", "count": 1, "deviceClassName": "gpu.nvidia.com",
+                                                       "selectors": [{"cel": {"expression": h200_sel}}]}, "name": "gpu"}]}},
+        "status": {
+            "allocation": {
+                "allocationTimestamp": _ts(b.ago(days=3, hours=1, minutes=58)),
+                "devices": {"results": [{"device": dev.name, "driver": "gpu.nvidia.com", "pool": dev.pool, "request": "gpu"}]},
+                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [dev.node]}]}]},
+            },
+            "reservedFor": [{"name": "jupyter-alice-7f9c6d5b8-x2x4k", "resource": "pods", "uid": gone_uid}],
+        },
+    })
+    notes.append("reserved_for_missing_pod: team-a jupyter-shared-gpu is reserved for a pod uid that no longer exists")
+
+    # -- stuck: claim_stuck_deallocating (pod gone, finalizer stays 47 min) ---------------------
+    b.workload("research", "sweep-lr", state="deleting", template=t_mig18, devices=[_dev(b, "gpu-h200-12", "gpu-3-mig-1g18gb-19-6")],
+               age=h * 9, deleting_age=timedelta(minutes=47), pod_present=False, owner_kind="Job")
+    notes.append("claim_stuck_deallocating: research sweep-lr claim deleting for 47 min with delete-protection finalizer")
+    notes.append("driver_not_publishing_on_node: gpu-h200-05 has GPU labels and no ResourceSlice")
+    notes.append("driver_publishing_empty_pool: gpu-rtx-03's slice has zero devices")
+
+    prom = _dcgm(b, use)
+    return DemoSnapshot(objects=b.objects, prom={"dcgm-exporter.prom": prom}, notes=notes)
+
+
+# -- DCGM ---------------------------------------------------------------------------------------
+
+_HELP = {
+    "DCGM_FI_DEV_GPU_UTIL": "GPU utilization (in %).",
+    "DCGM_FI_DEV_MEM_COPY_UTIL": "Memory utilization (in %).",
+    "DCGM_FI_DEV_FB_USED": "Framebuffer memory used (in MiB).",
+    "DCGM_FI_DEV_GPU_TEMP": "GPU temperature (in C).",
+    "DCGM_FI_DEV_POWER_USAGE": "Power draw (in W).",
+    "DCGM_FI_PROF_GR_ENGINE_ACTIVE": "Ratio of time the graphics engine is active.",
+}
+
+
+def _bus(pci: str) -> str:
+    """Slice ``0000:1b:00.0`` -> exporter ``00000000:1B:00.0``."""
+    dom, bus, rest = pci.split(":", 2)
+    return f"0000{dom}:{bus.upper()}:{rest}"
+
+
+def _labels(d: DeviceInfo, pod: dict[str, Any] | None, gi: tuple[str, int] | None = None) -> str:
+    parts = [
+        ("gpu", str(d.minor)),
+        ("UUID", d.parent_uuid or d.uuid),
+        ("pci_bus_id", _bus(d.pci_bus_id)),
+        ("device", f"nvidia{d.minor}"),
+        ("modelName", d.product),
+    ]
+    if gi:
+        parts += [("GPU_I_PROFILE", gi[0]), ("GPU_I_ID", str(gi[1]))]
+    parts += [("Hostname", d.node), ("DCGM_FI_DRIVER_VERSION", d.driver_version)]
+    if pod is not None:
+        parts += [("container", "main"), ("namespace", pod["metadata"]["namespace"]), ("pod", pod["metadata"]["name"]), ("pod_uid", "")]
+    return "{" + ",".join(f'{k}="{v}"' for k, v in parts) + "}"
+
+
+def _dcgm(b: ClusterBuilder, use: dict[str, tuple[Any, Any]]) -> str:
+    """One exporter page: whole GPUs of gpu-rtx-01, gpu-h200-01, gpu-h200-11; MIG instances of gpu-h200-03 GPU 1."""
+    series: dict[str, list[str]] = {k: [] for k in _HELP}
+
+    def whole(node: str, minor: int, util: float, pod: dict[str, Any] | None) -> None:
+        d = _dev(b, node, f"gpu-{minor}")
+        lab = _labels(d, pod)
+        mem = GPU_MODELS["rtx-pro-6000" if d.product == RTX else "h200-nvl"].memory_mi
+        busy = util >= 50
+        series["DCGM_FI_DEV_GPU_UTIL"].append(f"DCGM_FI_DEV_GPU_UTIL{lab} {int(util)}")
+        series["DCGM_FI_DEV_MEM_COPY_UTIL"].append(f"DCGM_FI_DEV_MEM_COPY_UTIL{lab} {int(util * 0.4)}")
+        # Busy GPUs hold most of their memory; an idle allocated GPU still holds a loaded model.
+        fb = int(mem * 0.86) if busy else (int(mem * 0.62) if pod is not None else 1)
+        series["DCGM_FI_DEV_FB_USED"].append(f"DCGM_FI_DEV_FB_USED{lab} {fb}")
+        series["DCGM_FI_DEV_GPU_TEMP"].append(f"DCGM_FI_DEV_GPU_TEMP{lab} {(71 if busy else 33) + minor % 3}")
+        watts = (520.0 if d.product == H200_NVL else 540.0) * (util / 100) + (62.0 if d.product == H200_NVL else 34.0)
+        series["DCGM_FI_DEV_POWER_USAGE"].append(f"DCGM_FI_DEV_POWER_USAGE{lab} {watts + minor * 0.731:.6f}")
+
+    def pod_of(key: str) -> dict[str, Any] | None:
+        return use[key][0] if key in use else None
+
+    whole("gpu-rtx-01", 0, 96, pod_of("gpu-rtx-01/gpu-0"))
+    whole("gpu-rtx-01", 1, 1, pod_of("gpu-rtx-01/gpu-1"))  # allocated, idle
+    whole("gpu-h200-01", 0, 0, pod_of("gpu-h200-01/gpu-0"))  # allocated, idle
+    whole("gpu-h200-01", 1, 2, None)  # held by the orphaned claim, idle
+    whole("gpu-h200-01", 2, 0, None)  # free
+    whole("gpu-h200-01", 3, 91, None)  # not allocated through DRA, busy
+    for minor, util in enumerate((97, 93, 95, 92)):
+        whole("gpu-h200-11", minor, util, pod_of("gpu-h200-11"))
+
+    # MIG instances of gpu-h200-03 GPU 1 (one instance per profile, so each series ties to one device).
+    gi_ids = {"3g.71gb": 1, "2g.35gb": 5, "1g.35gb": 7}
+    for (node, name), d in sorted(b.devices.items()):
+        if node != "gpu-h200-03" or d.type != "mig" or d.minor != 1:
+            continue
+        pod = pod_of(f"{node}/{name}")
+        lab = _labels(d, pod, (d.profile, gi_ids.get(d.profile, 9)))
+        active = 0.912 if pod is not None else 0.0
+        series["DCGM_FI_PROF_GR_ENGINE_ACTIVE"].append(f"DCGM_FI_PROF_GR_ENGINE_ACTIVE{lab} {active:.6f}")
+        series["DCGM_FI_DEV_FB_USED"].append(f"DCGM_FI_DEV_FB_USED{lab} {int(d.memory_mi * 0.81) if pod is not None else 13}")
+    out: list[str] = []
+    for fld, lines in series.items():
+        if lines:
+            out += [f"# HELP {fld} {_HELP[fld]}", f"# TYPE {fld} gauge", *lines]
+    return "\n".join(out) + "\n"
+
+
+def write_demo(folder: str | Path, now: datetime) -> DemoSnapshot:
+    """Write ``build_demo(now)`` into ``folder`` (created if needed) as ``cluster.json`` (a
+    ``kind: List``) and the ``*.prom`` scrape; files this function did not write are left alone."""
+    snap = build_demo(now)
+    root = Path(folder)
+    root.mkdir(parents=True, exist_ok=True)
+    doc = {"apiVersion": "v1", "kind": "List", "items": snap.objects, "metadata": {"resourceVersion": ""}}
+    (root / "cluster.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    for fname, text in snap.prom.items():
+        (root / fname).write_text(text, encoding="utf-8")
+    return snap

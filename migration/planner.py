@@ -116,7 +116,11 @@ def _labels(o: dict[str, Any]) -> dict[str, Any]:
 def migration_steps(
     objects: list[dict[str, Any]], server_version: str | None, workloads: list[Workload], plans: list[WorkloadPlan]
 ) -> list[Step]:
-    """The five steps of the domain brief, each with a status read from the cluster."""
+    """The five steps of the domain brief, each with a status read from the cluster.
+
+    ``workloads``: top-level GPU workloads plus one GPU pod per controller missing from the
+    objects (so pod-only snapshots still count). ``plans``: the per-workload plans.
+    """
     has_cp = any(o.get("kind") == "ClusterPolicy" for o in objects)
     gcs = [o for o in objects if o.get("kind") == "GPUCluster"]
     server = b.parse_version(server_version)
@@ -280,7 +284,8 @@ def plan_migration(
             findings.append(b.Finding("workload_managed_by_owner", b.WARNING,
                                       f"{p.workload.ref} is managed by {p.workload.owner}; the patch must go "
                                       "into the owner's spec.", (p.workload.ref,)))
-    for orphan in orphan_gpu_pods(objects):
+    orphans = orphan_gpu_pods(objects)
+    for orphan in (o for o in orphans if o.uses_device_plugin):
         findings.append(b.Finding("controller_not_in_snapshot", b.WARNING,
                                   f"{orphan.ref} asks for GPUs and is managed by {orphan.owner}, which is not "
                                   "in the snapshot: translate its controller.", (orphan.ref,)))
@@ -338,6 +343,6 @@ def plan_migration(
         bundles=bundles_by_namespace(generated, {"claim_template", "workload"}, schema),
         stopgap_bundles=bundles_by_namespace(generated, {"stopgap_workload", "stopgap_deviceclass"}, schema),
         findings=tuple(findings),
-        steps=tuple(migration_steps(objects, server_version, workloads, plans)),
+        steps=tuple(migration_steps(objects, server_version, workloads + orphans, plans)),
         errors=tuple(errors),
     )

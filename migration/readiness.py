@@ -164,10 +164,27 @@ def _allocation_path(objects: list[dict[str, Any]]) -> _Auto:
         return _Auto(PASS, tuple(cps + gcs), "Document which path this cluster uses.")
     plugins = [str(ObjectRef.of(d)) for d in _kind(objects, "DaemonSet") if "device-plugin" in _name(d)]
     dra = [str(ObjectRef.of(d)) for d in _kind(objects, "DaemonSet") if "dra-driver" in _name(d) and "kubelet" in _name(d)]
+    # What the nodes show: allocatable nvidia.com/* (device plugin) vs gpu.nvidia.com slices (DRA).
+    plugin_nodes = {
+        _name(n) for n in _kind(objects, "Node")
+        if any(is_gpu_resource(k) and str(v) not in ("0", "") for k, v in (dig(n, "status", "allocatable") or {}).items())
+    }
+    dra_nodes = {d.node_name for sl in _gpu_slices(objects) for d in sl.devices if d.node_name}
+    both = sorted(plugin_nodes & dra_nodes)
+    if both:
+        return _Auto(FAIL, tuple(f"Node {n} advertises nvidia.com/* and publishes gpu.nvidia.com ResourceSlices" for n in both),
+                     "Device plugin and DRA driver must not serve the same GPUs: keep one.")
     if plugins and dra:
         return _Auto(FAIL, tuple(plugins + dra), "Device plugin and DRA driver must not serve the same GPUs: keep one.")
-    if plugins or dra:
-        return _Auto(PASS, tuple(plugins + dra), "Document which path this cluster uses.")
+    if plugins or dra or plugin_nodes or dra_nodes:
+        lines = plugins + dra
+        if dra_nodes:
+            lines.append(f"gpu.nvidia.com ResourceSlices on {len(dra_nodes)} node(s): DRA")
+        if plugin_nodes:
+            lines.append(f"nvidia.com/* allocatable on {len(plugin_nodes)} node(s): device plugin")
+        if dra_nodes and plugin_nodes:
+            return _Auto(FAIL, tuple(lines), "Run one allocation path per cluster, documented.")
+        return _Auto(PASS, tuple(lines), "Document which path this cluster uses (no operator CR in the snapshot).")
     return _Auto(UNKNOWN, ("no ClusterPolicy, GPUCluster, device plugin or DRA driver DaemonSet in the snapshot",),
                  "Install GPU Operator with a GPUCluster (DRA) or a ClusterPolicy, or attest the path in use.")
 

@@ -277,11 +277,13 @@ def scan_workloads(objects: list[dict[str, Any]]) -> list[Workload]:
 
 
 def orphan_gpu_pods(objects: list[dict[str, Any]]) -> list[Workload]:
-    """GPU pods whose controller is not among the objects (e.g. a snapshot of pods only).
+    """GPU pods (device plugin or claims) whose controller is not among the objects, one per
+    controller (e.g. a snapshot of pods only).
 
     Their owner (ReplicaSet of a Deployment, Job) is what must be translated, so the plan
-    reports them instead of translating the pod.
+    reports them instead of translating the pod, and counts them once in the steps.
     """
+    seen: set[tuple[str, str, str]] = set()
     present = {
         (str(dig(o, "metadata", "namespace") or ""), str(o.get("kind")), str(dig(o, "metadata", "name")))
         for o in objects
@@ -306,7 +308,9 @@ def orphan_gpu_pods(objects: list[dict[str, Any]]) -> list[Workload]:
             deploy = str(owner.get("name", "")).rsplit("-", 1)[0]
             if (ns, deploy) in owned_by_rs:
                 continue
+        key = (ns, str(owner.get("kind")), str(owner.get("name")))
         w = scan_workload(obj)
-        if w is not None and w.requests:
+        if w is not None and key not in seen:
+            seen.add(key)
             out.append(w)
     return out

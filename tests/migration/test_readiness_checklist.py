@@ -178,6 +178,8 @@ def test_mixed_driver_versions_in_a_pool_fail_evidence():
 
 def test_cluster_with_neither_operator_resource_is_unknown_then_attestable():
     objects = load("workloads/nodes-mixed.yaml")
+    for n in objects:
+        n["status"]["allocatable"] = {k: v for k, v in n["status"]["allocatable"].items() if not k.startswith("nvidia.com/")}
     assert _status(objects)[0]["allocation_path"] == "unknown"
     att = Attestation("allocation_path", "lead", NOW - timedelta(hours=1), "https://wiki.example.com/gpu-path")
     assert _status(objects, attestations=[att])[0]["allocation_path"] == "attested"
@@ -187,3 +189,18 @@ def test_proof_of_concept_stage():
     status, r = _status(load("v1_clusterpolicy.yaml"))
     assert status["allocation_path"] == "pass"
     assert r.stage == "proof of concept"
+
+
+def test_node_served_by_device_plugin_and_dra_driver_fails_allocation_path():
+    objects = load("workloads/nodes-mixed.yaml")
+    assert _status(objects)[0]["allocation_path"] == "pass"  # allocatable nvidia.com/gpu: device plugin only
+    objects.append({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": "gpu-node-02-gpu.nvidia.com-x1"},
+        "spec": {"driver": "gpu.nvidia.com", "nodeName": "gpu-node-02",
+                 "pool": {"name": "gpu-node-02", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-0", "attributes": {"type": {"string": "gpu"}}}]},
+    })
+    status, r = _status(objects)
+    assert status["allocation_path"] == "fail"
+    assert any("gpu-node-02" in line for line in r.item("allocation_path").evidence)

@@ -8,5 +8,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("claims/", include("claims.urls")),
     path("migration/", include("migration.urls")),
+    path("", include("inventory.ops_urls")),
     path("", include("inventory.urls")),
 ]

@@ -105,6 +105,7 @@ class Node(KubeObjectBase):
     """A Node. ``gpu_product`` from label ``nvidia.com/gpu.product``; kubelet from status.nodeInfo."""
 
     labels = models.JSONField(default=dict)
+    from_slices = models.BooleanField(default=False, help_text="no Node object read: known from its ResourceSlices only")
     unschedulable = models.BooleanField(default=False)
     ready = models.BooleanField(default=True)
     kubelet_version = models.CharField(max_length=64, blank=True)

@@ -150,8 +150,8 @@ def attach_holders(cluster_id: int, devices: list[Device]) -> None:
     ids = [d.pk for d in devices]
     results = list(
         AllocationResult.objects.filter(device_id__in=ids)
-        .select_related("claim")
-        .only("device_id", "request", "claim__namespace", "claim__name", "claim__state", "claim__cluster_id")
+        .select_related("claim__cluster")
+        .only("device_id", "request", "claim__namespace", "claim__name", "claim__state", "claim__cluster__name")
     )
     claim_ids = {r.claim_id for r in results}
     res_by_claim: dict[int, list[Reservation]] = defaultdict(list)

@@ -320,6 +320,30 @@ def _device_from_row(dev: Device) -> parse.Device:
     )  # fmt: skip
 
 
+def _ensure_slice_nodes(cluster: Cluster, slices: Iterable[parse.ResourceSlice], node_objs: list[dict[str, Any]]) -> int:
+    """Give every node a ResourceSlice names a Node row, even when no Node object was read.
+
+    Such rows use the same stand-in uid an uid-less Node object would get (``Node//name``),
+    are flagged ``from_slices``, and vanish when a complete Node list no longer has them.
+    """
+    named = {s.node_name for s in slices if s.node_name}
+    named -= {str(_meta(o).get("name")) for o in node_objs}
+    if not named:
+        return 0
+    have = set(Node.objects.filter(cluster=cluster, name__in=named).values_list("name", flat=True))
+    products: dict[str, str] = {}
+    for s in slices:
+        for d in s.devices:
+            if d.node_name and d.product_name and d.driver == parse.GPU_DRIVER:
+                products.setdefault(d.node_name, d.product_name)
+    rows = [
+        Node(cluster=cluster, uid=f"Node//{n}", name=n, from_slices=True, gpu_product=products.get(n, ""))
+        for n in sorted(named - have)
+    ]
+    Node.objects.bulk_create(rows, batch_size=BULK)
+    return len(rows)
+
+
 def _sync_claim_children(cluster: Cluster, rows: list[ResourceClaim]) -> None:
     if not rows:
         return
@@ -455,6 +479,8 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
         created, updated = _apply(ResourceSlice, cluster, sl_plan, slice_fields, counts["ResourceSlice"])
         changed_slices = [(row, slices_parsed[row.uid]) for row in [*created, *updated]]
         dev_written = _sync_devices(cluster, changed_slices, errors, classes_changed, counts["Device"])
+
+        _ensure_slice_nodes(cluster, slices_parsed.values(), by_kind.get("Node", []))
 
         cl_plan = _plan(ResourceClaim, cluster, by_kind["ResourceClaim"], may_delete("ResourceClaim"), counts["ResourceClaim"])
         created, updated = _apply(ResourceClaim, cluster, cl_plan, _claim_fields, counts["ResourceClaim"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import django_tables2 as tables
-from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from .models import Device, Node
 
@@ -28,10 +28,10 @@ class NodeTable(tables.Table):
 
     def render_status(self, record):
         if not record.ready:
-            return format_html('<span class="badge red">NotReady</span>')
+            return mark_safe('<span class="badge red">NotReady</span>')
         if record.unschedulable:
-            return format_html('<span class="badge amber">Cordoned</span>')
-        return format_html('<span class="badge green">Ready</span>')
+            return mark_safe('<span class="badge amber">Cordoned</span>')
+        return mark_safe('<span class="badge green">Ready</span>')
 
 
 class DeviceTable(tables.Table):

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
@@ -10,4 +10,5 @@ urlpatterns = [
     path("clusters/<slug:cluster_name>/nodes/<str:name>/", views.node_detail, name="node"),
     path("devices/", views.device_list, name="devices"),
     path("devices/<int:pk>/", views.device_detail, name="device"),
+    path("telemetry/", include("inventory.telemetry_urls")),
 ]

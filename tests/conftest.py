@@ -38,3 +38,12 @@ def sync_snapshot(db):
         return sync_cluster(cluster, SnapshotSource(path), after_read=after_read_hooks if hooks else None)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _plain_static_storage(settings):
+    """Pages render without ``collectstatic`` in tests (no manifest needed)."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }

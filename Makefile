@@ -1,0 +1,34 @@
+# Claimscope: the two set-up commands of README.md live here.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+$(BIN)/activate:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/activate
+	$(BIN)/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+.PHONY: install demo test bench lint
+install: $(VENV)/.installed
+
+## Start the dashboard on the embedded default (SQLite, eager tasks, demo clusters from real data).
+demo: install
+	$(BIN)/python manage.py migrate --noinput -v0
+	$(BIN)/python manage.py collectstatic --noinput -v0
+	$(BIN)/python manage.py load_demo
+	@echo "Claimscope: http://$(HOST):$(PORT)/  (log in as demo / demo)"
+	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
+
+## Run the whole test suite (DATABASE_URL selects PostgreSQL; CLAIMSCOPE_TEST_REDIS_URL a real broker).
+test: install
+	$(BIN)/python -m pytest -p no:cacheprovider $(PYTEST_ARGS)
+
+bench: install
+	$(BIN)/python manage.py benchmark $(BENCH_ARGS)
+
+lint: install
+	$(BIN)/ruff check .

@@ -277,7 +277,9 @@ class ClusterBuilder:
         self.seed = seed
         self.now = now
         self.rng = random.Random(seed)  # noqa: S311 - reproducible test data, not secrets
-        self._rv = rv_base if rv_base is not None else 40_000_000 + (int(now.timestamp()) % 1_000_000) * 10
+        # Derived from ``now`` (milliseconds) so a later snapshot of the same objects carries
+        # newer resourceVersions, as a real cluster's would.
+        self._rv = rv_base if rv_base is not None else max(int(now.timestamp() * 1000) - 1_700_000_000_000, 0) * 100
         self.objects: list[dict[str, Any]] = []
         self.devices: dict[tuple[str, str], DeviceInfo] = {}
         self.nodes: dict[str, dict[str, Any]] = {}
@@ -759,7 +761,8 @@ class ClusterBuilder:
                 meta["generateName"] = name[: name.rfind("-") + 1]
             meta["ownerReferences"] = [{**owner, "blockOwnerDeletion": True, "controller": True}]
         if deleting is not None:
-            meta["deletionTimestamp"] = _ts(deleting + timedelta(seconds=30))
+            # The API server sets it to request time + grace period; a snapshot holds no time after ``now``.
+            meta["deletionTimestamp"] = _ts(min(deleting + timedelta(seconds=30), self.now))
             meta["deletionGracePeriodSeconds"] = 30
         vol = f"kube-api-access-{self.suffix()}"
         tolerations = [

@@ -35,10 +35,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--no-hooks", action="store_true", help="skip after-sync hooks (DCGM join, diagnosis)")
         parser.add_argument("--no-user", action="store_true", help="do not create the demo login")
+        parser.add_argument("--out-dir", default="", help="where to write the generated demo snapshot (default var/demo)")
 
     def handle(self, *args, **opts):
         base = Path(settings.BASE_DIR)
-        demo_dir = base / "var" / "demo" / DEMO_CLUSTER
+        demo_dir = (Path(opts["out_dir"]) if opts["out_dir"] else base / "var" / "demo") / DEMO_CLUSTER
         snap = write_demo(demo_dir, timezone.now())
         self.stdout.write(f"wrote {demo_dir} ({len(snap.objects)} objects, {len(snap.prom)} scrape)")
         targets = [(DEMO_CLUSTER, demo_dir)] + [(name, base / "demo" / folder) for name, folder in REAL_CLUSTERS.items()]

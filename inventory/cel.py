@@ -431,29 +431,75 @@ class MatchResult:
     error: str | None = None
 
 
+# Memo of (expression, the part of the device it can see) -> (matched, error). Fleets repeat
+# the same few device shapes thousands of times; evaluating CEL per device is ~1 ms.
+_MEMO: dict[tuple[Any, ...], tuple[bool, str | None]] = {}
+_MEMO_MAX = 200_000
+# Constructs that can reach attributes not named literally in the expression.
+_OPAQUE = ("exists", "all(", "map(", "filter(", "size(", "+", "[device", "keys(")
+
+
+def _visible(device: Device, expr: str) -> tuple[Any, ...] | None:
+    """The device facts ``expr`` can read, or None when that cannot be told from its text.
+
+    A selector reads an attribute or capacity by its literal name (``.productName``,
+    ``['memory']``), so facts whose short name does not occur in the text cannot change the
+    result. Expressions using macros over maps or string building are not memoized.
+    """
+    if any(tok in expr for tok in _OPAQUE):
+        return None
+
+    def seen(items: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+        return tuple(sorted((k, v) for k, v in items.items() if k.rpartition("/")[2] in expr))
+
+    return (
+        device.driver,
+        seen(device.attributes),
+        seen(device.capacity),
+        bool(getattr(device, "allow_multiple_allocations", False)),
+    )
+
+
+def _evaluate_one(device: Device, expr: str, activation: dict[str, Any]) -> tuple[bool, str | None]:
+    compiled = compile_selector(expr)
+    try:
+        result = compiled.program.evaluate(activation)
+    except celpy.CELEvalError as exc:
+        return False, str(exc.args[0] if exc.args else exc)
+    except (TypeError, ValueError, KeyError, ArithmeticError) as exc:
+        return False, str(exc)
+    if not isinstance(result, celtypes.BoolType):
+        return False, "result is not a bool"
+    return bool(result), None
+
+
 def evaluate_device(device: Device, expressions: Sequence[str]) -> MatchResult:
     """All ``expressions`` true for ``device``? A runtime error is a non-match with its message.
 
     Raises ``SelectorError`` only when an expression does not compile. A result that is not a
-    bool is a runtime error, as in Kubernetes.
+    bool is a runtime error, as in Kubernetes. Results are memoized on the device facts each
+    expression can read (see ``_visible``), so identical devices are evaluated once.
     """
     if not expressions:
         return MatchResult(True)
-    activation = {"device": device_variable(device)}
+    activation: dict[str, Any] | None = None
     for expr in expressions:
-        compiled = compile_selector(expr)
-        try:
-            result = compiled.program.evaluate(activation)
-        except celpy.CELEvalError as exc:
-            msg = exc.args[0] if exc.args else str(exc)
-            return MatchResult(False, f"{device.pool}/{device.name}: {expr.strip()!r}: {msg}")
-        except (TypeError, ValueError, KeyError, ArithmeticError) as exc:
-            return MatchResult(False, f"{device.pool}/{device.name}: {expr.strip()!r}: {exc}")
-        if not isinstance(result, celtypes.BoolType):
-            return MatchResult(
-                False, f"{device.pool}/{device.name}: {expr.strip()!r}: result is not a bool"
-            )
-        if not bool(result):
+        view = _visible(device, expr)
+        key = (expr, view) if view is not None else None
+        hit = _MEMO.get(key) if key is not None else None
+        if hit is None:
+            compile_selector(expr)  # a compile error raises, never memoized
+            if activation is None:
+                activation = {"device": device_variable(device)}
+            hit = _evaluate_one(device, expr, activation)
+            if key is not None:
+                if len(_MEMO) >= _MEMO_MAX:
+                    _MEMO.clear()
+                _MEMO[key] = hit
+        matched, error = hit
+        if error:
+            return MatchResult(False, f"{device.pool}/{device.name}: {expr.strip()!r}: {error}")
+        if not matched:
             return MatchResult(False)
     return MatchResult(True)
 

@@ -1,0 +1,172 @@
+"""``manage.py benchmark [--nodes N ...]``: sync and page figures on a generated fleet.
+
+Prints one line per figure (``name value unit``), for each fleet size asked:
+- ``floor``: read and JSON-decode the fleet payload (the least any ingest must do);
+- ``full_sync``: sync into a cluster with nothing stored (reconcile only) and ``hooks``: the
+  after-sync work (telemetry, diagnosis, readiness) that follows it; ratios to the floor;
+- ``resync_nochange`` and ``resync_1pct``: re-sync of the same payload, and after 1% of
+  claims changed (``fleet.mutate_claims``);
+- ``peak_rss``: peak resident memory of a process doing only the full sync, vs payload size;
+- per page: server time (median of 3) and SQL query count.
+
+Runs against the configured database (``DATABASE_URL``); the benchmark cluster is deleted
+afterwards. Time is measured here, never in tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from inventory.fleet import generate_fleet, mutate_claims
+from inventory.models import Cluster, Node, ResourceClaim, SourceKind
+from inventory.sources import SnapshotSource
+from inventory.sync import sync_cluster
+from inventory.tasks import after_read_hooks
+
+
+def _write(objects, path: Path) -> int:
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, separators=(",", ":")))
+    return path.stat().st_size
+
+
+def _timed_sync(cluster: Cluster, path: Path) -> tuple[float, float, str]:
+    """(reconcile seconds, hook seconds, status) of one sync."""
+    marks: dict[str, float] = {}
+
+    def hooks(c, read):
+        marks["reconciled"] = time.perf_counter()
+        after_read_hooks(c, read)
+
+    t0 = time.perf_counter()
+    run = sync_cluster(cluster, SnapshotSource(path), after_read=hooks)
+    end = time.perf_counter()
+    reconciled = marks.get("reconciled", end)
+    return reconciled - t0, end - reconciled, run.status
+
+
+def _child_peak_rss(args: list[str]) -> int:
+    """Peak RSS in bytes of ``manage.py <args>`` run as a fresh process (its own rusage)."""
+    proc = subprocess.Popen([sys.executable, "manage.py", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed: {proc.stderr.read().decode()[-500:]}")
+    return usage.ru_maxrss * 1024
+
+
+class Command(BaseCommand):
+    help = "Benchmark sync and pages on generated fleets; prints one figure per line."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--nodes", type=int, nargs="+", default=[100], help="fleet sizes (nodes)")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--keep", action="store_true", help="keep the benchmark clusters")
+
+    def emit(self, n: int, name: str, value: float | int | str, unit: str = "") -> None:
+        if isinstance(value, float):
+            value = f"{value:.3f}"
+        self.stdout.write(f"nodes={n} {name} {value} {unit}".rstrip())
+
+    def handle(self, *args, **opts):
+        db = connection.vendor
+        self.stdout.write(f"database={db}")
+        for n in opts["nodes"]:
+            self.run_size(n, opts["seed"], opts["keep"])
+
+    def run_size(self, n: int, seed: int, keep: bool) -> None:
+        tmp = Path(tempfile.mkdtemp(prefix="claimscope-bench-"))
+        objects = generate_fleet(n, seed=seed)
+        path = tmp / "fleet.json"
+        size = _write(objects, path)
+        devices = sum(len(o["spec"].get("devices") or []) for o in objects if o.get("kind") == "ResourceSlice")
+        self.emit(n, "payload", size, "bytes")
+        self.emit(n, "objects", len(objects))
+        self.emit(n, "devices", devices)
+
+        floors = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            json.loads(path.read_bytes())
+            floors.append(time.perf_counter() - t0)
+        floor = min(floors)
+        self.emit(n, "floor", floor, "s")
+
+        name = f"bench-{n}"
+        Cluster.objects.filter(name=name).delete()
+        cluster = Cluster.objects.create(name=name, source_kind=SourceKind.SNAPSHOT, snapshot_path=str(path), enabled=False)
+
+        # Peak RSS of a fresh process doing one full sync (the command, hooks included), and of
+        # a process that only starts Django, to tell the sync's share.
+        base_rss = _child_peak_rss(["check", "-v0"])
+        peak = _child_peak_rss(["sync_cluster", "--snapshot", str(path), "--cluster", f"{name}-rss"])
+        Cluster.objects.filter(name=f"{name}-rss").delete()
+        self.emit(n, "peak_rss", peak, "bytes")
+        self.emit(n, "peak_rss_over_payload", peak / size, "x")
+        self.emit(n, "process_baseline_rss", base_rss, "bytes")
+        self.emit(n, "peak_rss_minus_baseline_over_payload", (peak - base_rss) / size, "x")
+
+        # The timed full sync: into a cluster with nothing stored.
+        full, hooks, status = _timed_sync(cluster, path)
+        self.emit(n, "full_sync", full, "s")
+        self.emit(n, "full_sync_over_floor", full / floor, "x")
+        self.emit(n, "after_sync_hooks", hooks, "s")
+        self.emit(n, "full_sync_status", status)
+
+        again, again_hooks, _ = _timed_sync(cluster, path)
+        self.emit(n, "resync_nochange", again, "s")
+        self.emit(n, "resync_nochange_over_full", again / full, "x")
+        self.emit(n, "resync_nochange_hooks", again_hooks, "s")
+
+        changed = tmp / "fleet-1pct.json"
+        _write(mutate_claims(objects, 0.01, seed=seed), changed)
+        one, one_hooks, _ = _timed_sync(cluster, changed)
+        self.emit(n, "resync_1pct_claims", one, "s")
+        self.emit(n, "resync_1pct_hooks", one_hooks, "s")
+
+        self.pages(n, cluster)
+        if not keep:
+            Cluster.objects.filter(pk=cluster.pk).delete()
+
+    def pages(self, n: int, cluster: Cluster) -> None:
+        from django.contrib.auth import get_user_model
+
+        user, _ = get_user_model().objects.get_or_create(username="benchmark")
+        client = Client()
+        client.force_login(user)
+        node = Node.objects.filter(cluster=cluster, gpu_count__gt=0).order_by("-mig_count", "name").first()
+        claim = ResourceClaim.objects.filter(cluster=cluster, state="pending").first() or ResourceClaim.objects.filter(cluster=cluster).first()
+        urls = {
+            "overview": reverse("inventory:cluster", args=[cluster.name]),
+            "node_list": reverse("inventory:nodes") + f"?cluster={cluster.name}",
+            "node_page": node.get_absolute_url() if node else None,
+            "claims_list": reverse("claims:list") + f"?cluster={cluster.name}",
+            "claim_page": claim.get_absolute_url() if claim else None,
+        }
+        try:
+            urls["stuck_queue"] = reverse("claims:stuck") + f"?cluster={cluster.name}"
+        except Exception:  # noqa: BLE001 - the stuck queue arrives with the claims pages
+            pass
+        for page, url in urls.items():
+            if not url:
+                continue
+            times, queries, status = [], 0, 0
+            for _ in range(3):
+                with CaptureQueriesContext(connection) as ctx:
+                    t0 = time.perf_counter()
+                    resp = client.get(url)
+                    times.append(time.perf_counter() - t0)
+                queries, status = len(ctx.captured_queries), resp.status_code
+            self.emit(n, f"page_{page}_ms", statistics.median(times) * 1000, f"ms queries={queries} status={status}")

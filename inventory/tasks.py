@@ -69,3 +69,41 @@ def dispatch_due_syncs() -> int:
             sync_cluster_task.delay(c.pk)
             due += 1
     return due
+
+
+@shared_task(
+    name="inventory.poll_metrics", bind=True, soft_time_limit=20, time_limit=30, max_retries=1, ignore_result=True
+)
+def poll_metrics(self, cluster_id: int, at: str | None = None) -> dict[str, int] | str:
+    """Latest DCGM values of one cluster from its Prometheus into ``Device.metrics``.
+
+    ``at``: ISO 8601 evaluation time (tests and replays of old data); default Prometheus's now.
+    A failure is recorded in ``Cluster.metrics_error`` (old values kept); only transient ones
+    (timeout, refused, 429, 5xx) are retried once, the next beat tick polls again anyway.
+    """
+    from datetime import datetime
+
+    from .prometheus import MetricsUnavailable
+    from .telemetry import is_transient, poll_cluster
+
+    cluster = Cluster.objects.get(pk=cluster_id)
+    when = datetime.fromisoformat(at.replace("Z", "+00:00")) if at else None
+    try:
+        return poll_cluster(cluster, at=when)
+    except MetricsUnavailable as exc:
+        if is_transient(exc) and not self.request.is_eager:
+            raise self.retry(exc=exc, countdown=5) from exc
+        return "unavailable"
+
+
+@shared_task(name="inventory.dispatch_metric_polls", ignore_result=True)
+def dispatch_metric_polls() -> int:
+    """Enqueue ``inventory.poll_metrics`` for every enabled cluster that has a Prometheus."""
+    from .telemetry import prometheus_url_for
+
+    n = 0
+    for c in Cluster.objects.filter(enabled=True):
+        if prometheus_url_for(c):
+            poll_metrics.delay(c.pk)
+            n += 1
+    return n

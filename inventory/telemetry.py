@@ -7,12 +7,15 @@ writes ``Device.metrics`` (DCGM field name -> value in the field's unit), ``metr
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from .models import Cluster, Device, UnmatchedSeries
+from . import parse as dcgm_parse
+from .models import Cluster, Device, SourceKind, UnmatchedSeries
 from .sync import BULK, _device_from_row
 
 
@@ -64,3 +67,167 @@ def store_scrapes(cluster: Cluster, prom: dict[str, str]) -> dict[str, int]:
     for text in prom.values():
         samples.extend(dcgm.parse_exposition(text))
     return store_samples(cluster, samples, observed_at=datetime.now(UTC))
+
+
+STALE_AFTER = timedelta(minutes=5)
+
+
+def prometheus_url_for(cluster: Cluster) -> str:
+    """The Prometheus a cluster's DCGM series are read from, ``""`` for none.
+
+    The cluster's own ``prometheus_url`` first. ``settings.PROMETHEUS_URL`` only for clusters
+    read live: a snapshot cluster keeps the values of its own scrape files, which a poll of a
+    Prometheus holding other clusters' series would wipe (no series -> ``metrics == {}``).
+    """
+    if cluster.prometheus_url:
+        return cluster.prometheus_url
+    if cluster.source_kind != SourceKind.SNAPSHOT:
+        return settings.PROMETHEUS_URL or ""
+    return ""
+
+
+@dataclass(frozen=True)
+class MetricsState:
+    """How fresh a cluster's stored DCGM values are.
+
+    ``polled``: a Prometheus is configured for it (values should be recent). ``stale``: the last
+    poll failed (``error``, from ``Cluster.metrics_error``) or, for a polled cluster, the newest
+    stored sample (``since``, ``Cluster.metrics_at``) is older than ``STALE_AFTER`` or missing.
+    """
+
+    cluster: Cluster
+    polled: bool
+    stale: bool
+    since: datetime | None
+    error: str
+
+
+def metrics_state(cluster: Cluster, now: datetime) -> MetricsState:
+    polled = bool(prometheus_url_for(cluster))
+    old = cluster.metrics_at is None or now - cluster.metrics_at > STALE_AFTER
+    stale = bool(cluster.metrics_error) or (polled and old)
+    return MetricsState(cluster, polled, stale, cluster.metrics_at, cluster.metrics_error)
+
+
+def poll_cluster(cluster: Cluster, at: datetime | None = None) -> dict[str, int]:
+    """Ask the cluster's Prometheus for the latest DCGM values and store them.
+
+    ``at``: evaluation time (default Prometheus's now; tests pass fixture times). On
+    ``MetricsUnavailable`` the message goes to ``Cluster.metrics_error``, the stored values
+    stay (pages then say "metrics stale since ``metrics_at``") and the exception is re-raised
+    for the caller to decide on a retry. Raises ``MetricsUnavailable`` also when no
+    Prometheus is configured.
+    """
+    from .prometheus import MetricsUnavailable, latest_samples
+
+    url = prometheus_url_for(cluster)
+    try:
+        if not url:
+            raise MetricsUnavailable("no Prometheus configured for this cluster")
+        samples = latest_samples(url, at=at, timeout_s=settings.PROMETHEUS_TIMEOUT)
+    except MetricsUnavailable as exc:
+        Cluster.objects.filter(pk=cluster.pk).update(metrics_error=str(exc)[:2000])
+        raise
+    return store_samples(cluster, samples, observed_at=at)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for failures worth a retry: timeouts, refused connections, HTTP 429 and 5xx.
+
+    ``MetricsUnavailable`` keeps the client's exception as ``__cause__``; Prometheus's status
+    code is only in that exception's message (``HTTP Status Code 503 (...)``).
+    """
+    import requests
+    from prometheus_api_client.exceptions import PrometheusApiClientException
+
+    cause = exc.__cause__
+    if isinstance(cause, requests.exceptions.Timeout | requests.exceptions.ConnectionError):
+        return True
+    if isinstance(cause, PrometheusApiClientException):
+        text = str(cause)
+        return text.startswith("HTTP Status Code 429") or text.startswith("HTTP Status Code 5")
+    return False
+
+
+def join_device(row: Device) -> dcgm_parse.Device:
+    """A stored Device as the pure join wants it (no slice lookup: the join does not use it)."""
+    return dcgm_parse.Device(
+        driver=row.driver, pool=row.pool, name=row.name, node_name=row.node_name or None, slice_name="",
+        type=row.type_raw or row.type, uuid=row.uuid or None, parent_uuid=row.parent_uuid or None,
+        product_name=row.product_name or None, profile=row.profile or None, architecture=None,
+        driver_version=None, pci_bus_id=None, memory_bytes=row.memory_bytes,
+    )  # fmt: skip
+
+
+JOIN_FIELDS = ("cluster_id", "driver", "pool", "name", "node_name", "type", "type_raw", "uuid",
+               "parent_uuid", "product_name", "profile", "memory_bytes")  # fmt: skip
+
+
+def gpu_neighbours(devices: list[Device]) -> list[Device]:
+    """Every device sharing a physical GPU (``uuid``/``parentUUID``) with one of ``devices``,
+    in their clusters: what the join needs to tell MIG instances apart. One query."""
+    from django.db.models import Q
+
+    q = Q(pk__in=[])
+    for cid in {d.cluster_id for d in devices}:
+        gpus = {d.uuid for d in devices if d.cluster_id == cid and d.uuid and not d.parent_uuid}
+        gpus |= {d.parent_uuid for d in devices if d.cluster_id == cid and d.parent_uuid}
+        if gpus:
+            q |= Q(cluster_id=cid) & (Q(uuid__in=gpus) | Q(parent_uuid__in=gpus))
+    return list(Device.objects.filter(q).only(*JOIN_FIELDS))
+
+
+def device_history(device: Device, neighbours: list[Device], start: datetime, end: datetime, step: int):
+    """Range series of ``charts.CHART_FIELDS`` for one device, narrowed by the join.
+
+    History is read from Prometheus on demand and never stored. The query selects the physical
+    GPU's ``UUID`` (the parent for MIG instances); the join then keeps this device's series.
+    Raises ``MetricsUnavailable`` (also when no Prometheus is configured).
+    """
+    from . import charts
+    from .prometheus import MetricsUnavailable, fields_selector, range_series
+
+    url = prometheus_url_for(device.cluster)
+    if not url:
+        raise MetricsUnavailable("no Prometheus configured for this cluster")
+    gpu = device.parent_uuid or device.uuid
+    if not gpu:
+        return []
+    promql = fields_selector(charts.CHART_FIELDS, {"UUID": gpu})
+    series = range_series(url, promql, start, end, step, timeout_s=settings.PROMETHEUS_TIMEOUT)
+    return charts.series_for_device(series, join_device(device), [join_device(n) for n in neighbours])
+
+
+def average_utilization(
+    cluster: Cluster, devices: list[Device], neighbours: list[Device], window_s: int, end: datetime | None
+) -> dict[int, float]:
+    """Device pk -> mean utilization (percent) over ``window_s`` seconds before ``end``.
+
+    Two instant queries: ``avg_over_time`` of ``DCGM_FI_DEV_GPU_UTIL`` and of
+    ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` (x 100, for MIG instances), joined to ``devices`` like a
+    poll. Devices without series in the window are absent. Raises ``MetricsUnavailable``.
+    """
+    from . import charts
+    from .dcgm import from_query_result, join_samples
+    from .prometheus import MetricsUnavailable, fields_selector, query_vector
+
+    url = prometheus_url_for(cluster)
+    rows = [*devices, *(n for n in neighbours if n.cluster_id == cluster.pk)]
+    join_rows = {(d.driver, d.pool, d.name): d for d in rows}
+    wanted = {(d.driver, d.pool, d.name): d.pk for d in devices}
+    out: dict[int, float] = {}
+    for field, scale in ((charts.GPU_UTIL, 1.0), (charts.GR_ACTIVE, 100.0)):
+        promql = f"avg_over_time({fields_selector([field])}[{int(window_s)}s])"
+        result = query_vector(url, promql, end, settings.PROMETHEUS_TIMEOUT)
+        # avg_over_time drops the metric name; put it back so the exporter labels parse.
+        for entry in result:
+            entry.setdefault("metric", {})["__name__"] = field
+        try:
+            samples = from_query_result(result)
+        except ValueError as exc:
+            raise MetricsUnavailable(f"Prometheus at {url} sent malformed samples: {exc}") from exc
+        joined = join_samples(samples, [join_device(d) for d in join_rows.values()])
+        for key, t in joined.by_device.items():
+            if key in wanted and field in t.values:
+                out.setdefault(wanted[key], t.values[field] * scale)
+    return out

@@ -1,5 +1,18 @@
 """URLs of the telemetry pages (charts, heatmap, allocated-but-idle); included by inventory.urls."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from . import telemetry_views as v
+
+urlpatterns = [
+    path("", v.index, name="telemetry"),
+    path("idle/", v.idle, name="telemetry-idle"),
+    path("devices/<int:pk>/", v.device_panel, name="telemetry-device"),
+    path("devices/<int:pk>/chart/", v.device_chart, name="telemetry-device-chart"),
+    path("devices/<int:pk>/chart.json", v.device_chart_json, name="telemetry-device-chart-json"),
+    path("clusters/<slug:cluster_name>/nodes/<str:name>/", v.node_panel, name="telemetry-node"),
+    path("clusters/<slug:cluster_name>/heatmap/", v.heatmap, name="telemetry-heatmap"),
+    path("clusters/<slug:cluster_name>/unmatched/", v.unmatched, name="telemetry-unmatched"),
+    path("<slug:cluster_name>/heatmap/", v.heatmap),
+    path("<slug:cluster_name>/unmatched/", v.unmatched),
+]

@@ -1,0 +1,331 @@
+"""Telemetry pages: device charts, node values, cluster heatmap, allocated-but-idle, unmatched series.
+
+Latest values come from the rows (``Device.metrics``, written by ``inventory.poll_metrics`` or a
+snapshot's scrape); history comes from Prometheus range queries on demand and is never stored.
+Every page states when the values are stale (``telemetry.metrics_state``). Charts load lazily:
+the page holds an ``hx-trigger="intersect once"`` container, the chart fragment carries the
+plotly figure as JSON (``json_script``) and ``static/js/telemetry.js`` loads plotly.js from
+static and draws it (no inline scripts: the CSP allows scripts from 'self' only).
+
+``?end=ISO`` sets the end of a chart or idle window (default now) so old data can be charted;
+``?at=`` is not needed here: the poll task takes it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.db.models import Count, Q
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+from django.views.decorators.vary import vary_on_headers
+
+from . import charts, mig
+from .dcgm import METRICS
+from .models import AllocationResult, Cluster, Device, DeviceType, Node, Pod, Reservation, UnmatchedSeries
+from .prometheus import MetricsUnavailable
+from .telemetry import average_utilization, device_history, gpu_neighbours, metrics_state, prometheus_url_for
+
+GPU_DRIVER = "gpu.nvidia.com"
+HEATMAP_NODES_PER_PAGE = 100
+UNMATCHED_PER_PAGE = 100
+LIST_LIMIT = 500
+IDLE_DEFAULT_WINDOW = "24h"
+
+
+def _partial(request, name: str, partial: str) -> str:
+    return f"{name}#{partial}" if request.htmx and not request.htmx.boosted else name
+
+
+def _end(request) -> datetime:
+    """``?end=`` as an aware datetime (naive = UTC), default now. Bad values fall back to now."""
+    raw = request.GET.get("end", "")
+    if raw:
+        try:
+            t = datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "+"))
+        except ValueError:
+            return timezone.now()
+        return t if t.tzinfo else t.replace(tzinfo=UTC)
+    return timezone.now()
+
+
+def _number(request, name: str, default: float, lo: float, hi: float) -> float:
+    try:
+        v = float(request.GET.get(name, default))
+    except ValueError:
+        return default
+    return default if math.isnan(v) else min(max(v, lo), hi)
+
+
+def value_rows(metrics: dict[str, float]) -> list[dict[str, Any]]:
+    """Stored latest values as ``{label, field, value, unit}`` rows, in ``METRICS`` order.
+
+    GR engine activity (a 0..1 ratio) is shown in percent; framebuffer gets a used-of-total
+    row (total = FB_USED + FB_FREE, MiB). Fields outside ``METRICS`` follow by name.
+    """
+    rows = []
+    for field, (label, unit) in METRICS.items():
+        v = metrics.get(field)
+        if v is None:
+            continue
+        if field == charts.GR_ACTIVE:
+            v, unit = v * 100.0, "%"
+        rows.append({"label": label, "field": field, "value": v, "unit": unit})
+    used, free = metrics.get(charts.FB_USED), metrics.get(charts.FB_FREE)
+    if used is not None and free is not None:
+        rows.append({"label": "Framebuffer total (used + free)", "field": "", "value": used + free, "unit": "MiB"})
+    for field in sorted(set(metrics) - set(METRICS)):
+        rows.append({"label": field, "field": field, "value": metrics[field], "unit": ""})
+    return rows
+
+
+def _device(pk: int) -> Device:
+    return get_object_or_404(Device.objects.select_related("cluster").defer("attributes", "capacity"), pk=pk)
+
+
+def index(request):
+    """Clusters with their telemetry state and links to the heatmap and unmatched series."""
+    now = timezone.now()
+    unmatched = dict(UnmatchedSeries.objects.values_list("cluster").annotate(n=Count("pk")).order_by())
+    with_values = dict(
+        Device.objects.exclude(metrics={}).values_list("cluster").annotate(n=Count("pk")).order_by()
+    )
+    rows = [
+        {"state": metrics_state(c, now), "unmatched": unmatched.get(c.pk, 0), "with_values": with_values.get(c.pk, 0)}
+        for c in Cluster.objects.all()
+    ]
+    return render(request, "telemetry/index.html", {"rows": rows, "states": [r["state"] for r in rows]})
+
+
+@vary_on_headers("HX-Request")
+def device_panel(request, pk: int):
+    """Current values with units, window picker and a lazily loaded chart for one device."""
+    device = _device(pk)
+    state = metrics_state(device.cluster, timezone.now())
+    window, _ = charts.window_seconds(request.GET.get("window"))
+    ctx = {
+        "device": device, "states": [state], "state": state, "values": value_rows(device.metrics),
+        "window": window, "windows": list(charts.WINDOWS), "end": request.GET.get("end", ""),
+    }  # fmt: skip
+    return render(request, _partial(request, "telemetry/device.html", "panel"), ctx)
+
+
+def _device_figure(request, device: Device):
+    window, window_s = charts.window_seconds(request.GET.get("window"))
+    end = _end(request)
+    start = end - timedelta(seconds=window_s)
+    neighbours = gpu_neighbours([device])
+    series = device_history(device, neighbours, start, end, charts.step_seconds(window_s))
+    title = f"{device.node_name} {device.name} · last {window} to {end:%Y-%m-%d %H:%M:%S} UTC"
+    return charts.device_figure(series, start=start, end=end, title=title), series, window
+
+
+def device_chart(request, pk: int):
+    """HTML fragment: the figure as JSON for ``static/js/telemetry.js``, or why there is none."""
+    device = _device(pk)
+    ctx: dict[str, Any] = {"device": device, "error": "", "figure": None}
+    try:
+        fig, series, ctx["window"] = _device_figure(request, device)
+        ctx["figure"] = json.loads(fig.to_json())  # plain JSON types for json_script
+        ctx["fig_id"] = f"fig-{device.pk}"
+        ctx["empty"] = not series
+    except MetricsUnavailable as exc:
+        ctx["error"] = str(exc)
+    return render(request, "telemetry/device.html#chart", ctx)
+
+
+def device_chart_json(request, pk: int):
+    """The plotly figure as JSON (``fig.to_json()``); 503 with the reason when Prometheus fails."""
+    device = _device(pk)
+    try:
+        fig, _, _ = _device_figure(request, device)
+    except MetricsUnavailable as exc:
+        return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")
+    return HttpResponse(fig.to_json(), content_type="application/json")
+
+
+def _arrange(devices: list[Device]) -> list[dict[str, Any]]:
+    """GPUs of one node in minor order, each with its MIG instances (by ``parentUUID``)."""
+    gpus: dict[str, dict[str, Any]] = {}
+    for d in devices:
+        if d.type == DeviceType.GPU:
+            gpus.setdefault(d.uuid or d.name, {"device": None, "migs": [], "name": d.name})["device"] = d
+    for d in devices:
+        if d.type == DeviceType.MIG:
+            g = gpus.setdefault(d.parent_uuid or d.name, {"device": None, "migs": [], "name": d.name.split("-mig-")[0]})
+            g["migs"].append(d)
+    for g in gpus.values():
+        for d in [g["device"], *g["migs"]]:
+            if d is not None:
+                d.util = charts.utilization_percent(d.metrics)
+                d.colour = charts.heat_colour(d.util)
+        g["migs"].sort(key=lambda m: m.name)
+    return sorted(gpus.values(), key=lambda g: (_minor(g["name"]), g["name"]))
+
+
+def _minor(name: str) -> int:
+    parts = name.split("-")
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 10**6
+
+
+_CELL_FIELDS = ("id", "cluster_id", "node_name", "name", "type", "uuid", "parent_uuid", "profile", "metrics", "metrics_at", "metrics_pod")
+
+
+@vary_on_headers("HX-Request")
+def node_panel(request, cluster_name: str, name: str):
+    """Latest values of every GPU and MIG instance of one node, with units and the stale banner."""
+    node = get_object_or_404(Node.objects.select_related("cluster").only("name", "cluster"), cluster__name=cluster_name, name=name)
+    devices = list(
+        Device.objects.filter(cluster=node.cluster, node_name=node.name, driver=GPU_DRIVER)
+        .exclude(type=DeviceType.OTHER).only(*_CELL_FIELDS)
+    )  # fmt: skip
+    for d in devices:
+        d.values = {r["field"]: r for r in value_rows(d.metrics)}
+    state = metrics_state(node.cluster, timezone.now())
+    ctx = {"node": node, "gpus": _arrange(devices), "states": [state], "state": state}
+    return render(request, _partial(request, "telemetry/node.html", "panel"), ctx)
+
+
+@vary_on_headers("HX-Request")
+def heatmap(request, cluster_name: str):
+    """GPUs by node x index coloured by utilization, MIG instances inside their GPU; 100 nodes
+    a page, so a 5,000-node cluster costs the same queries per page as a small one."""
+    cluster = get_object_or_404(Cluster, name=cluster_name)
+    nodes_qs = Node.objects.filter(cluster=cluster).order_by("name").only("name", "gpu_product", "ready", "unschedulable", "cluster_id")
+    page = Paginator(nodes_qs, HEATMAP_NODES_PER_PAGE).get_page(request.GET.get("page"))
+    nodes = list(page.object_list)
+    by_node: dict[str, list[Device]] = defaultdict(list)
+    devs = Device.objects.filter(cluster=cluster, node_name__in=[n.name for n in nodes], driver=GPU_DRIVER).exclude(type=DeviceType.OTHER)
+    for d in devs.only(*_CELL_FIELDS):
+        by_node[d.node_name].append(d)
+    rows = [{"node": n, "gpus": _arrange(by_node.get(n.name, []))} for n in nodes]
+    state = metrics_state(cluster, timezone.now())
+    legend = [{"label": f"{u}%", "colour": charts.heat_colour(u)} for u in (0, 25, 50, 75, 100)]
+    ctx = {"cluster": cluster, "page": page, "rows": rows, "states": [state], "legend": legend, "no_data": charts.heat_colour(None)}
+    return render(request, _partial(request, "telemetry/heatmap.html", "grid"), ctx)
+
+
+def unmatched(request, cluster_name: str):
+    """DCGM series that fit no device of the cluster's slices, with the reason, 100 a page."""
+    cluster = get_object_or_404(Cluster, name=cluster_name)
+    qs = UnmatchedSeries.objects.filter(cluster=cluster).order_by("reason", "field", "pk")
+    reasons = list(qs.values("reason").annotate(n=Count("pk")).order_by("-n", "reason")[:20])
+    page = Paginator(qs, UNMATCHED_PER_PAGE).get_page(request.GET.get("page"))
+    ctx = {"cluster": cluster, "page": page, "reasons": reasons, "states": [metrics_state(cluster, timezone.now())]}
+    return render(request, "telemetry/unmatched.html", ctx)
+
+
+def gpu_fraction(device: Device) -> float:
+    """Share of a physical GPU a device is: 1 for a whole GPU; for a MIG instance its profile's
+    memory slices over the model's (profile tables, ``inventory/data/mig_profiles.yaml``),
+    1 when the model or profile is unknown (over- rather than under-counting waste)."""
+    if device.type != DeviceType.MIG:
+        return 1.0
+    model = mig.model_for(device.product_name)
+    prof = model.profile(device.profile) if model and device.profile else None
+    return prof.size / model.slices if model and prof else 1.0
+
+
+@vary_on_headers("HX-Request")
+def idle(request):
+    """Devices a claim holds whose utilization stayed under ``threshold`` percent over
+    ``window``, grouped by namespace with GPU-hours wasted; and busy devices no claim holds.
+
+    Utilization: the Prometheus ``avg_over_time`` over the window when the cluster has
+    Prometheus ("measured": hours = the part of the window the claim held it); otherwise the
+    stored latest value with hours = the claim's allocation age ("estimate"). GPU-hours
+    wasted = hours held x the device's share of a GPU (``gpu_fraction``).
+    """
+    threshold = _number(request, "threshold", 5.0, 0.0, 100.0)
+    busy = _number(request, "busy", 50.0, 0.0, 100.0)
+    window = request.GET.get("window") if request.GET.get("window") in charts.WINDOWS else IDLE_DEFAULT_WINDOW
+    window_s = charts.WINDOWS[window]
+    end = _end(request)
+    clusters = list(Cluster.objects.all())
+    chosen = next((c for c in clusters if c.name == request.GET.get("cluster")), None)
+    shown = [chosen] if chosen else clusters
+
+    results = AllocationResult.objects.filter(device__isnull=False, cluster__in=shown).select_related("device", "claim")
+    results = list(
+        results.only(
+            "request", "cluster_id", "claim__name", "claim__namespace", "claim__allocated_at", "claim__created",
+            "claim__state", "claim__cluster_id", *(f"device__{f}" for f in (*_CELL_FIELDS, "driver", "pool", "product_name", "type_raw", "memory_bytes")),
+        )
+    )  # fmt: skip
+    by_cluster: dict[int, list[Device]] = defaultdict(list)
+    for r in results:
+        by_cluster[r.cluster_id].append(r.device)
+    measured: dict[int, float] = {}
+    errors = []
+    polled = [c for c in shown if prometheus_url_for(c) and by_cluster.get(c.pk)]
+    neighbours = gpu_neighbours([d for c in polled for d in by_cluster[c.pk]]) if polled else []
+    for c in polled:
+        try:
+            measured.update(average_utilization(c, by_cluster[c.pk], neighbours, window_s, end))
+        except MetricsUnavailable as exc:
+            errors.append(f"{c.name}: {exc}")
+
+    pods = _pods_of([r.claim_id for r in results])
+    cluster_names = {c.pk: c.name for c in clusters}
+    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    unknown = 0
+    for r in results:
+        d, claim = r.device, r.claim
+        since = claim.allocated_at or claim.created
+        if d.pk in measured:
+            util, basis = measured[d.pk], "measured"
+            held = (end - since).total_seconds() if since else window_s
+            hours = max(0.0, min(window_s, held)) / 3600
+        else:
+            util, basis = charts.utilization_percent(d.metrics), "estimate"
+            hours = max(0.0, (end - since).total_seconds()) / 3600 if since else 0.0
+        if util is None:
+            unknown += 1
+            continue
+        if util >= threshold:
+            continue
+        cname = cluster_names[r.cluster_id]
+        g = groups.setdefault((cname, claim.namespace), {"cluster": cname, "namespace": claim.namespace, "rows": [], "gpu_hours": 0.0})
+        wasted = hours * gpu_fraction(d)
+        g["gpu_hours"] += wasted
+        g["rows"].append({
+            "device": d, "claim": claim, "request": r.request, "util": util, "basis": basis, "hours": hours,
+            "gpu_hours": wasted, "pods": pods.get(r.claim_id, []), "cluster": cname,
+        })  # fmt: skip
+    idle_groups = sorted(groups.values(), key=lambda g: (-g["gpu_hours"], g["cluster"], g["namespace"]))
+
+    busy_q = Q(metrics__DCGM_FI_DEV_GPU_UTIL__gt=busy) | (
+        Q(metrics__DCGM_FI_DEV_GPU_UTIL__isnull=True) & Q(metrics__DCGM_FI_PROF_GR_ENGINE_ACTIVE__gt=busy / 100)
+    )
+    busy_qs = Device.objects.filter(busy_q, allocations__isnull=True, cluster__in=shown).select_related("cluster")
+    busy_rows = list(busy_qs.only(*_CELL_FIELDS, "cluster__name").order_by("cluster__name", "node_name", "name")[:LIST_LIMIT])
+    for d in busy_rows:
+        d.util = charts.utilization_percent(d.metrics)
+
+    states = [metrics_state(c, timezone.now()) for c in shown]
+    ctx = {
+        "threshold": threshold, "busy": busy, "window": window, "windows": list(charts.WINDOWS), "end": request.GET.get("end", ""),
+        "clusters": clusters, "chosen": chosen, "groups": idle_groups, "busy_rows": busy_rows, "errors": errors,
+        "unknown": unknown, "total_gpu_hours": sum(g["gpu_hours"] for g in idle_groups), "states": states,
+        "idle_count": sum(len(g["rows"]) for g in idle_groups),
+    }  # fmt: skip
+    return render(request, _partial(request, "telemetry/idle.html", "tables"), ctx)
+
+
+def _pods_of(claim_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """Claim id -> its ``reservedFor`` pods (``pod`` None when no such Pod is stored). 2 queries."""
+    res = list(Reservation.objects.filter(claim_id__in=claim_ids).select_related("claim").only("claim_id", "name", "uid", "claim__cluster_id"))
+    pods = {
+        (p.cluster_id, p.uid): p
+        for p in Pod.objects.filter(uid__in={r.uid for r in res}).only("uid", "name", "namespace", "cluster_id")
+    }
+    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for r in res:
+        out[r.claim_id].append({"name": r.name, "pod": pods.get((r.claim.cluster_id, r.uid))})
+    return out

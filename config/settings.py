@@ -135,6 +135,8 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=300)
 # Beat ticks a dispatcher; it enqueues one sync task per cluster whose own interval is due.
 CELERY_BEAT_SCHEDULE = {
     "dispatch-due-syncs": {"task": "inventory.dispatch_due_syncs", "schedule": 10.0},
+    # Latest DCGM values from each cluster's Prometheus (history stays in Prometheus).
+    "dispatch-metric-polls": {"task": "inventory.dispatch_metric_polls", "schedule": 30.0},
 }
 
 # How to reach clusters when a Cluster row does not say: kubeconfig path/context or in-cluster.
@@ -162,3 +164,75 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# Days a readiness attestation (someone's word for a checklist item) stays valid.
+READINESS_ATTESTATION_DAYS = env.int("READINESS_ATTESTATION_DAYS", default=90)
+
+# --- Operations: health, security headers, CSP, single sign-on ---------------------------
+# Readiness (/readyz) fails when every enabled cluster's last sync is older than this; 0 = off.
+READY_MAX_SYNC_AGE_SECONDS = env.int("READY_MAX_SYNC_AGE_SECONDS", default=900)
+
+# Cookies are Secure whenever DEBUG is off (browsers accept them on http://localhost too);
+# plain http on another host name needs SESSION_COOKIE_SECURE=0 CSRF_COOKIE_SECURE=0.
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=not DEBUG)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=not DEBUG)
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+# Behind a TLS-terminating proxy the redirect is the proxy's job, hence default off.
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+# e.g. SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https -- only if the proxy always sets it.
+_proxy_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+if _proxy_header:
+    SECURE_PROXY_SSL_HEADER = (_proxy_header[0], _proxy_header[1])
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp). Everything is served from 'self' (no CDN). Checked in
+# headless Chromium: htmx 2 (no hx-on) and plotly.js scatter/bar/heatmap run without
+# 'unsafe-eval' (only plotly's WebGL traces would need it); inline styles are used by
+# templates, htmx indicators and plotly, so style-src allows 'unsafe-inline'. No inline scripts.
+INSTALLED_APPS.append("csp")
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+if env.str("CSP_REPORT_URI", default=""):
+    CONTENT_SECURITY_POLICY["DIRECTIVES"]["report-uri"] = [env.str("CSP_REPORT_URI")]
+
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("inventory.ops_views.auth_options")
+
+# Optional OpenID Connect login (mozilla-django-oidc), on only when OIDC_RP_CLIENT_ID is set.
+OIDC_RP_CLIENT_ID = env.str("OIDC_RP_CLIENT_ID", default="")
+OIDC_ENABLED = bool(OIDC_RP_CLIENT_ID)
+if OIDC_ENABLED:
+    INSTALLED_APPS.append("mozilla_django_oidc")
+    AUTHENTICATION_BACKENDS = [
+        "mozilla_django_oidc.auth.OIDCAuthenticationBackend",
+        "django.contrib.auth.backends.ModelBackend",
+    ]
+    OIDC_RP_CLIENT_SECRET = secret("OIDC_RP_CLIENT_SECRET", "")
+    OIDC_OP_AUTHORIZATION_ENDPOINT = env.str("OIDC_OP_AUTHORIZATION_ENDPOINT")
+    OIDC_OP_TOKEN_ENDPOINT = env.str("OIDC_OP_TOKEN_ENDPOINT")
+    OIDC_OP_USER_ENDPOINT = env.str("OIDC_OP_USER_ENDPOINT")
+    OIDC_OP_JWKS_ENDPOINT = env.str("OIDC_OP_JWKS_ENDPOINT", default="")
+    OIDC_RP_SIGN_ALGO = env.str("OIDC_RP_SIGN_ALGO", default="RS256")
+    OIDC_RP_SCOPES = env.str("OIDC_RP_SCOPES", default="openid email profile")
+    OIDC_CREATE_USER = env.bool("OIDC_CREATE_USER", default=True)
+    LOGIN_REDIRECT_URL_FAILURE = "/login/"

@@ -474,7 +474,10 @@ def evaluate_readiness(
         lines = list(r.evidence)
         status, used = r.status, None
         for a in expired.get(item_id, []):
-            lines.append(f"attestation by {a.by} ({a.evidence_url}) not valid at {now.isoformat()}")
+            # Say when it lapsed, not "now": stored evaluations are compared line by line.
+            when = (f"not valid: expired {a.expires_at.isoformat()}" if a.expires_at is not None and now >= a.expires_at
+                    else f"not valid before {a.at.isoformat()}")
+            lines.append(f"attestation by {a.by} ({a.evidence_url}) {when}")
         if status == UNKNOWN and item_id in valid:
             used = valid[item_id]
             status = ATTESTED

@@ -1,3 +1,293 @@
-from django.shortcuts import render
+"""Migration pages: the production-readiness checklist and the migration plan, with downloads.
 
-# Create your views here.
+Thin: the checklist comes from stored ``ReadinessEvaluation`` rows (written after each sync
+when the result changed, or on demand here); the plan is computed from the stored objects by
+the pure planner on each request. Full page for normal requests, a named partial for htmx.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from collections import defaultdict
+from typing import Any
+
+import yaml
+from django import forms
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import content_disposition_header, urlencode
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from inventory.models import Cluster
+from migration import blockers as b
+from migration import planner as p
+from migration.evaluation import cluster_plan, diff_items, evaluate_cluster, week_before
+from migration.generate import CLUSTER_SCOPED
+from migration.models import Attestation, ItemStatus, ReadinessEvaluation, Trigger, attestation_days
+from migration.plan_command import summarize, summary_text
+from migration.readiness import ITEMS, TITLES
+
+HISTORY_ROWS = 20
+TARGETS = ("1.36", "1.37", "1.35", "1.34")
+OPERATOR_GROUPS = ("operator", "admin")
+STEP_COLOURS = {p.STEP_DONE: "green", p.STEP_IN_PROGRESS: "blue", p.STEP_TODO: "grey",
+                p.STEP_BLOCKED: "red", p.STEP_NOT_NEEDED: "grey"}
+SEVERITY_COLOURS = {b.BLOCKER: "red", b.WARNING: "amber", b.INFO: "blue"}
+_SAFE_NAME = re.compile(r"^[a-z0-9_][a-z0-9.-]{0,252}$")
+
+
+def _template(request, name: str, partial: str) -> str:
+    return f"{name}#{partial}" if request.htmx and not request.htmx.boosted else name
+
+
+def can_attest(user) -> bool:
+    """Operators and admins: the ``migration.add_attestation`` permission or group membership."""
+    if not user.is_authenticated:
+        return False
+    return user.has_perm("migration.add_attestation") or user.groups.filter(name__in=OPERATOR_GROUPS).exists()
+
+
+def _selected_cluster(request) -> tuple[Cluster | None, list[Cluster]]:
+    clusters = list(Cluster.objects.only("name").order_by("name"))
+    name = request.GET.get("cluster") or ""
+    if name:
+        chosen = next((c for c in clusters if c.name == name), None)
+        if chosen is None:
+            raise Http404("no such cluster")
+        return chosen, clusters
+    return (clusters[0] if clusters else None), clusters
+
+
+def _status(value: str | None) -> dict[str, str]:
+    value = value or ""
+    label = ItemStatus(value).label if value in ItemStatus.values else (value or "—")
+    return {"value": value, "label": label, "colour": ItemStatus.colour(value)}
+
+
+class AttestationForm(forms.ModelForm):
+    class Meta:
+        model = Attestation
+        fields = ["item_id", "evidence_url", "note"]
+        widgets = {"note": forms.TextInput(attrs={"placeholder": "what the link shows"})}
+
+
+# --- readiness --------------------------------------------------------------------------------
+
+
+def _readiness_context(request, cluster: Cluster | None) -> dict[str, Any]:
+    now = timezone.now()
+    ctx: dict[str, Any] = {"cluster": cluster, "now": now, "can_attest": can_attest(request.user),
+                           "attest_days": attestation_days()}
+    if cluster is None:
+        return ctx
+    history = list(ReadinessEvaluation.objects.filter(cluster=cluster)[: HISTORY_ROWS + 1])
+    latest = history[0] if history else None
+    attestations = list(Attestation.objects.filter(cluster=cluster)[:200])
+    by_pk = {a.pk: a for a in attestations}
+    newest_for: dict[str, Attestation] = {}
+    for a in attestations:  # newest first
+        newest_for.setdefault(a.item_id, a)
+    for a in attestations:
+        a.valid_now = a.is_valid(now)
+        a.title = TITLES.get(a.item_id, a.item_id)
+        a.expires_soon = a.valid_now and (a.expires_at - now).days < 14
+    items = []
+    if latest is not None:
+        for item in latest.items:
+            att = by_pk.get(item.get("attestation_id")) or newest_for.get(item["id"])
+            items.append({**item, "badge": _status(item["status"]), "att": att})
+    rows = []
+    for i, ev in enumerate(history[:HISTORY_ROWS]):
+        prev = history[i + 1] if i + 1 < len(history) else None
+        changes = []
+        if prev is not None:
+            old = prev.statuses()
+            changes = [
+                {"title": TITLES.get(k, k), "old": _status(old.get(k)), "new": _status(v)}
+                for k, v in ev.statuses().items() if old.get(k) != v
+            ]
+        rows.append({"ev": ev, "changes": changes, "first": prev is None})
+    week = week_before(latest) if latest is not None else None
+    ctx.update({
+        "latest": latest,
+        "items": items,
+        "history": rows,
+        "week": week,
+        "week_diff": [
+            {**d, "old_badge": _status(d["old"]), "new_badge": _status(d["new"])} for d in diff_items(week, latest)
+        ] if week is not None and latest is not None else [],
+        "attestations": attestations,
+        "form": AttestationForm(),
+        "item_choices": ITEMS,
+    })
+    return ctx
+
+
+@vary_on_headers("HX-Request")
+def readiness(request):
+    cluster, clusters = _selected_cluster(request)
+    ctx = _readiness_context(request, cluster)
+    ctx["clusters"] = clusters
+    return render(request, _template(request, "migration/readiness.html", "readiness"), ctx)
+
+
+def _back_to_readiness(request, cluster: Cluster, ctx_extra: dict[str, Any] | None = None):
+    if request.htmx:
+        ctx = _readiness_context(request, cluster)
+        ctx.update(ctx_extra or {})
+        return render(request, "migration/readiness.html#readiness", ctx)
+    return redirect(f"{reverse('migration:readiness')}?{urlencode({'cluster': cluster.name})}")
+
+
+@require_POST
+def attest(request, cluster_name: str):
+    """Record an attestation (operators only), then re-evaluate the checklist."""
+    cluster = get_object_or_404(Cluster, name=cluster_name)
+    if not can_attest(request.user):
+        raise PermissionDenied("only operators may attest readiness items")
+    form = AttestationForm(request.POST)
+    if not form.is_valid():
+        ctx = _readiness_context(request, cluster)
+        ctx.update({"clusters": list(Cluster.objects.only("name").order_by("name")), "form": form})
+        return render(request, "migration/readiness.html", ctx, status=400)
+    att = form.save(commit=False)
+    att.cluster = cluster
+    att.attested_by = request.user
+    att.attested_by_name = request.user.get_username()
+    att.attested_at = timezone.now()
+    att.save()
+    evaluate_cluster(cluster, att.attested_at, Trigger.ATTESTATION)
+    return _back_to_readiness(request, cluster)
+
+
+@require_POST
+def evaluate(request, cluster_name: str):
+    """Re-evaluate the checklist now (operators only); stores a row only if it changed."""
+    cluster = get_object_or_404(Cluster, name=cluster_name)
+    if not can_attest(request.user):
+        raise PermissionDenied("only operators may re-evaluate")
+    evaluate_cluster(cluster, timezone.now(), Trigger.MANUAL)
+    return _back_to_readiness(request, cluster)
+
+
+# --- plan -------------------------------------------------------------------------------------
+
+
+def _dump(obj: dict[str, Any]) -> str:
+    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=False)
+
+
+def _target(request) -> str:
+    value = request.GET.get("target") or TARGETS[0]
+    return value if value in TARGETS else TARGETS[0]
+
+
+def _plan_rows(plan: p.MigrationPlan) -> list[dict[str, Any]]:
+    by_ref = {wp.workload.ref: wp for wp in plan.workload_plans}
+    rows = []
+    for w in plan.workloads:
+        wp = by_ref.get(w.ref)
+        rows.append({
+            "w": w,
+            "plan": wp,
+            "template_yaml": _dump(wp.template.obj) if wp and wp.template else "",
+            "patched_yaml": _dump(wp.patched.obj) if wp and wp.patched else "",
+            "stopgap_yaml": _dump(wp.stopgap.obj) if wp and wp.stopgap else "",
+            "device_classes": sorted({
+                str(r["exactly"]["deviceClassName"]) for r in wp.template.obj["spec"]["spec"]["devices"]["requests"]
+            }) if wp and wp.template else [],
+        })
+    return rows
+
+
+@vary_on_headers("HX-Request")
+def plan(request):
+    cluster, clusters = _selected_cluster(request)
+    target = _target(request)
+    ctx: dict[str, Any] = {"cluster": cluster, "clusters": clusters, "targets": TARGETS, "target": target}
+    if cluster is not None:
+        result = cluster_plan(cluster, target)
+        rows = _plan_rows(result)
+        namespaces = sorted({r["w"].ref.namespace or "default" for r in rows})
+        kinds = sorted({r["w"].ref.kind for r in rows})
+        ns = request.GET.get("namespace") or ""
+        kind = request.GET.get("kind") or ""
+        shown = [r for r in rows if (not ns or (r["w"].ref.namespace or "default") == ns) and (not kind or r["w"].ref.kind == kind)]
+        findings_by_sev: dict[str, list[b.Finding]] = defaultdict(list)
+        for f in result.findings:
+            findings_by_sev[f.severity].append(f)
+        ctx.update({
+            "plan": result,
+            "rows": shown,
+            "row_total": len(rows),
+            "device_plugin_total": sum(1 for r in rows if r["w"].uses_device_plugin),
+            "namespaces": namespaces,
+            "kinds": kinds,
+            "ns": ns,
+            "kind": kind,
+            "steps": [{"s": s, "colour": STEP_COLOURS.get(s.status, "grey")} for s in result.steps],
+            "findings": [{"f": f, "colour": SEVERITY_COLOURS.get(f.severity, "grey")} for f in result.findings],
+            "bundles": [{"ns": k, "safe": _SAFE_NAME.match(k) is not None, "docs": v.count("\nkind: ") + v.startswith("kind: ")}
+                        for k, v in result.bundles.items()],
+            "stopgap_bundles": [{"ns": k, "text": v} for k, v in result.stopgap_bundles.items()],
+            "cluster_scoped": CLUSTER_SCOPED,
+            "query": urlencode({"target": target}),
+        })
+    return render(request, _template(request, "migration/plan.html", "workloads"), ctx)
+
+
+def _filename(name: str) -> str:
+    # Namespaces are DNS labels in a real cluster; a snapshot may say anything, so the header
+    # and zip entry names only ever carry a safe form.
+    return name if _SAFE_NAME.match(name) else "namespace-" + re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:60]
+
+
+def _yaml_response(text: str, filename: str) -> HttpResponse:
+    resp = HttpResponse(text, content_type="application/yaml; charset=utf-8")
+    resp["Content-Disposition"] = content_disposition_header(True, filename)
+    resp["X-Content-Type-Options"] = "nosniff"
+    return resp
+
+
+def bundle(request, cluster_name: str, namespace: str):
+    """One namespace's bundle: ResourceClaimTemplates, then the patched workloads."""
+    cluster = get_object_or_404(Cluster, name=cluster_name)
+    result = cluster_plan(cluster, _target(request))
+    text = (result.stopgap_bundles if request.GET.get("stopgap") else result.bundles).get(namespace)
+    if text is None:
+        raise Http404("no bundle for this namespace")
+    prefix = "stopgap-" if request.GET.get("stopgap") else ""
+    return _yaml_response(text, f"{cluster.name}-{prefix}{_filename(namespace)}.yaml")
+
+
+def bundle_all(request, cluster_name: str):
+    """Every namespace's bundle as one multi-document YAML file (``kubectl apply -f`` ready)."""
+    cluster = get_object_or_404(Cluster, name=cluster_name)
+    result = cluster_plan(cluster, _target(request))
+    text = "".join(t if t.endswith("\n") else t + "\n" for t in result.bundles.values())
+    return _yaml_response(text, f"{cluster.name}-dra-migration.yaml")
+
+
+def bundle_zip(request, cluster_name: str):
+    """A zip: ``<namespace>.yaml`` per namespace, ``stopgap/``, ``summary.json``, ``summary.txt``."""
+    cluster = get_object_or_404(Cluster, name=cluster_name)
+    result = cluster_plan(cluster, _target(request))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for ns, text in result.bundles.items():
+            zf.writestr(f"{_filename(ns)}.yaml", text)
+        for ns, text in result.stopgap_bundles.items():
+            zf.writestr(f"stopgap/{_filename(ns)}.yaml", text)
+        summary = summarize(result)
+        zf.writestr("summary.json", json.dumps(summary, indent=2) + "\n")
+        zf.writestr("summary.txt", summary_text(summary))
+    resp = HttpResponse(buf.getvalue(), content_type="application/zip")
+    resp["Content-Disposition"] = content_disposition_header(True, f"{cluster.name}-dra-migration.zip")
+    return resp

@@ -9,6 +9,17 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from migration.plan_command import PlanInputError, run_plan_migration
 
 
+def stored_cluster(name: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Raw objects of a synced cluster plus its Kubernetes version (stored, or from kubelets)."""
+    from inventory.exports import cluster_objects, get_cluster
+    from migration.evaluation import server_version_for
+
+    cluster = get_cluster(name)
+    objects, _prom = cluster_objects(name)
+    version = server_version_for(cluster, objects)
+    return objects, ({"server_version": version} if version else {})
+
+
 class Command(BaseCommand):
     help = (
         "Plan the move of device-plugin GPU workloads to DRA: one YAML bundle per namespace, "
@@ -31,6 +42,7 @@ class Command(BaseCommand):
                 cluster=options.get("cluster"),
                 server_version=options.get("server_version"),
                 target_version=options["target_version"],
+                cluster_loader=stored_cluster if options.get("cluster") else None,
             )
         except PlanInputError as exc:
             raise CommandError(str(exc)) from exc

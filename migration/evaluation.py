@@ -1,0 +1,112 @@
+"""Adapt stored clusters to the pure planner and checklist, and store checklist transitions.
+
+Thin shell: objects come from ``inventory.exports.cluster_objects`` (the same raw v1 objects a
+snapshot gives), attestations from ``migration.models.Attestation``; the pure cores
+(``migration.readiness``, ``migration.planner``) do all the reasoning.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from inventory.exports import cluster_objects
+from inventory.models import Cluster, Node
+from migration.blockers import parse_version
+from migration.models import Attestation, ReadinessEvaluation, Trigger, items_fingerprint
+from migration.planner import MigrationPlan, plan_migration
+from migration.readiness import Readiness, evaluate_readiness
+
+WEEK = timedelta(days=7)
+
+
+def server_version_for(cluster: Cluster, objects: list[dict[str, Any]] | None = None) -> str | None:
+    """The cluster's Kubernetes version: the API server's ``gitVersion`` the live sync stored,
+    else the newest kubelet ``status.nodeInfo.kubeletVersion`` (snapshots carry no server
+    version; kubelets are never newer than the API server, so this is a lower bound)."""
+    if cluster.server_version:
+        return cluster.server_version
+    if objects is None:
+        raws = Node.objects.filter(cluster=cluster).values_list("raw", flat=True)
+    else:
+        raws = [o for o in objects if o.get("kind") == "Node"]
+    versions = [((r.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion") for r in raws]
+    known = [(parse_version(v), v) for v in versions if isinstance(v, str) and parse_version(v)]
+    return max(known)[1] if known else None
+
+
+def cluster_plan(cluster: Cluster, target_version: str) -> MigrationPlan:
+    objects, _prom = cluster_objects(cluster.name)
+    return plan_migration(objects, server_version_for(cluster, objects), target_version)
+
+
+def items_json(result: Readiness, row_of: dict[Any, int]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": i.id,
+            "title": i.title,
+            "status": i.status,
+            "evidence": list(i.evidence),
+            "next_step": i.next_step,
+            "attestation_id": row_of.get(i.attestation) if i.attestation is not None else None,
+        }
+        for i in result.items
+    ]
+
+
+def evaluate_cluster(
+    cluster: Cluster, now: datetime, trigger: str = Trigger.SYNC, objects: list[dict[str, Any]] | None = None
+) -> tuple[ReadinessEvaluation, bool]:
+    """Evaluate the checklist for ``cluster`` at ``now`` and store it if it changed.
+
+    Returns (newest evaluation, created). A result equal to the newest stored one (same
+    ``items_fingerprint``) writes nothing and returns that row with ``created=False``.
+    Evaluations are never stored back-dated behind a newer row: "newest" is by ``evaluated_at``.
+    """
+    if objects is None:
+        objects, _prom = cluster_objects(cluster.name)
+    rows = list(Attestation.objects.filter(cluster=cluster, attested_at__lte=now))
+    row_of = {}
+    core_atts = []
+    for a in rows:
+        c = a.to_core()
+        row_of[c] = a.pk
+        core_atts.append(c)
+    result = evaluate_readiness(objects, now, core_atts)
+    items = items_json(result, row_of)
+    fp = items_fingerprint(items)
+    latest = ReadinessEvaluation.objects.filter(cluster=cluster).only("fingerprint", "evaluated_at").first()
+    if latest is not None and latest.fingerprint == fp:
+        return latest, False
+    row = ReadinessEvaluation.objects.create(
+        cluster=cluster, evaluated_at=now, trigger=trigger, score=result.score, passed=result.passed,
+        total=result.total, stage=result.stage, items=items, fingerprint=fp,
+    )
+    return row, True
+
+
+def diff_items(old: ReadinessEvaluation, new: ReadinessEvaluation) -> list[dict[str, Any]]:
+    """Items whose status or evidence differ between two evaluations, in checklist order:
+    ``{"id", "title", "old", "new", "added": [lines], "removed": [lines]}``."""
+    before = {i["id"]: i for i in old.items}
+    out = []
+    for item in new.items:
+        prev = before.get(item["id"])
+        old_status = prev["status"] if prev else None
+        old_lines = list(prev.get("evidence") or []) if prev else []
+        new_lines = list(item.get("evidence") or [])
+        added = [x for x in new_lines if x not in old_lines]
+        removed = [x for x in old_lines if x not in new_lines]
+        if old_status != item["status"] or added or removed:
+            out.append({"id": item["id"], "title": item["title"], "old": old_status, "new": item["status"],
+                        "added": added, "removed": removed})
+    return out
+
+
+def week_before(latest: ReadinessEvaluation) -> ReadinessEvaluation | None:
+    """The newest evaluation of the same cluster at least seven days older than ``latest``."""
+    return (
+        ReadinessEvaluation.objects.filter(cluster_id=latest.cluster_id, evaluated_at__lte=latest.evaluated_at - WEEK)
+        .order_by("-evaluated_at", "-pk")
+        .first()
+    )

@@ -267,13 +267,15 @@ def _sync_devices(cluster: Cluster, slices: Iterable[tuple[ResourceSlice, parse.
                 continue
             wanted[d.key] = (row, d)
     # A key already held by a slice that did not change is a duplicate publication: keep the old.
+    changed_pks = set(slice_pks)
+    new_pools = sorted({k[1] for k in wanted if k not in existing})
     elsewhere: set[tuple[str, str, str]] = set()
-    for drv, pool in {(k[0], k[1]) for k in wanted if k not in existing}:
-        elsewhere.update(
-            Device.objects.filter(cluster=cluster, driver=drv, pool=pool)
-            .exclude(slice_id__in=slice_pks)
-            .values_list("driver", "pool", "name")
-        )
+    for i in range(0, len(new_pools), BULK):
+        for drv, pool, name, slice_id in Device.objects.filter(cluster=cluster, pool__in=new_pools[i : i + BULK]).values_list(
+            "driver", "pool", "name", "slice_id"
+        ):
+            if slice_id not in changed_pks:
+                elsewhere.add((drv, pool, name))
     create, update = [], []
     for key, (row, d) in wanted.items():
         if key in elsewhere:
@@ -344,11 +346,19 @@ def _ensure_slice_nodes(cluster: Cluster, slices: Iterable[parse.ResourceSlice],
     return len(rows)
 
 
-def _sync_claim_children(cluster: Cluster, rows: list[ResourceClaim]) -> None:
+def _sync_claim_children(cluster: Cluster, rows: list[ResourceClaim]) -> set[str]:
+    """Rebuild allocation results and reservations of changed claims; returns the nodes whose
+    devices lost an allocation (their summaries must be refreshed)."""
+    touched: set[str] = set()
     if not rows:
-        return
+        return touched
     pks = [r.pk for r in rows]
     for i in range(0, len(pks), BULK):
+        touched.update(
+            AllocationResult.objects.filter(claim_id__in=pks[i : i + BULK], device__isnull=False).values_list(
+                "device__node_name", flat=True
+            )
+        )
         AllocationResult.objects.filter(claim_id__in=pks[i : i + BULK]).delete()
         Reservation.objects.filter(claim_id__in=pks[i : i + BULK]).delete()
     results, reservations = [], []
@@ -360,58 +370,70 @@ def _sync_claim_children(cluster: Cluster, rows: list[ResourceClaim]) -> None:
             reservations.append(Reservation(claim=row, resource=ref.resource, name=ref.name, uid=ref.uid))
     AllocationResult.objects.bulk_create(results, batch_size=BULK)
     Reservation.objects.bulk_create(reservations, batch_size=BULK)
+    return touched
 
 
-def _resolve_allocations(cluster: Cluster) -> int:
-    """Point allocation results whose device is unknown at the device with their key."""
+def _resolve_allocations(cluster: Cluster) -> set[str]:
+    """Point allocation results whose device is unknown at the device with their key;
+    returns the nodes of the devices now resolved."""
     pending = list(AllocationResult.objects.filter(cluster=cluster, device__isnull=True).values_list("pk", "driver", "pool", "device_name"))
     if not pending:
-        return 0
-    pools = {(d, p) for _, d, p, _ in pending}
-    index: dict[tuple[str, str, str], int] = {}
-    for drv, pool in pools:
-        for pk, name in Device.objects.filter(cluster=cluster, driver=drv, pool=pool).values_list("pk", "name"):
-            index[(drv, pool, name)] = pk
-    changed = [AllocationResult(pk=pk, device_id=index[(d, p, n)]) for pk, d, p, n in pending if (d, p, n) in index]
+        return set()
+    pools = sorted({p for _, _, p, _ in pending})
+    index: dict[tuple[str, str, str], tuple[int, str]] = {}
+    for i in range(0, len(pools), BULK):
+        for pk, drv, pool, name, node in Device.objects.filter(cluster=cluster, pool__in=pools[i : i + BULK]).values_list(
+            "pk", "driver", "pool", "name", "node_name"
+        ):
+            index[(drv, pool, name)] = (pk, node)
+    changed = [AllocationResult(pk=pk, device_id=index[(d, p, n)][0]) for pk, d, p, n in pending if (d, p, n) in index]
     AllocationResult.objects.bulk_update(changed, ["device"], batch_size=BULK)
-    return len(changed)
+    return {index[(d, p, n)][1] for _, d, p, n in pending if (d, p, n) in index}
 
 
-def _refresh_node_summaries(cluster: Cluster) -> int:
-    """Recompute per-node device counts in the database; write only nodes whose counts moved."""
-    gpu_driver = parse.GPU_DRIVER
+def _refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> int:
+    """Recompute per-node device counts (all nodes, or only ``nodes``); write only rows that moved.
+
+    One pass over the devices' small columns: a MIG-partitioned GPU is published only as
+    its instances, so physical GPUs are whole-GPU uuids plus distinct MIG ``parentUUID``s.
+    """
     zero = {"gpu_count": 0, "mig_count": 0, "allocated_count": 0, "free_count": 0, "device_count": 0}
-    per_node = defaultdict(lambda: dict(zero))
-    rows = (
-        Device.objects.filter(cluster=cluster)
-        .values("node_name")
-        .annotate(
-            devices=Count("pk", distinct=True),
-            gpus=Count("pk", filter=Q(driver=gpu_driver, type=DeviceType.GPU), distinct=True),
-            migs=Count("pk", filter=Q(driver=gpu_driver, type=DeviceType.MIG), distinct=True),
-            allocated=Count("pk", filter=Q(driver=gpu_driver, allocations__isnull=False), distinct=True),
-            gpu_driver_devices=Count("pk", filter=Q(driver=gpu_driver), distinct=True),
+    devs = Device.objects.filter(cluster=cluster)
+    results = AllocationResult.objects.filter(cluster=cluster, device__isnull=False)
+    node_rows = Node.objects.filter(cluster=cluster)
+    if nodes is not None:
+        if not nodes:
+            return 0
+        names = sorted(nodes)
+        devs, results, node_rows = (
+            devs.filter(node_name__in=names),
+            results.filter(device__node_name__in=names),
+            node_rows.filter(name__in=names),
         )
-    )
-    parents = defaultdict(set)
-    for node, parent in Device.objects.filter(cluster=cluster, type=DeviceType.MIG).exclude(parent_uuid="").values_list("node_name", "parent_uuid").distinct():
-        parents[node].add(parent)
-    whole = defaultdict(set)
-    for node, uuid in Device.objects.filter(cluster=cluster, type=DeviceType.GPU).exclude(uuid="").values_list("node_name", "uuid"):
-        whole[node].add(uuid)
-    for r in rows:
-        n = r["node_name"]
-        per_node[n].update(
-            device_count=r["devices"],
-            # A MIG-partitioned GPU is published only as its instances: count its parent once.
-            gpu_count=len(whole[n] | parents[n]) or r["gpus"],
-            mig_count=r["migs"],
-            allocated_count=r["allocated"],
-            free_count=r["gpu_driver_devices"] - r["allocated"],
-        )
+    allocated = set(results.values_list("device_id", flat=True))
+    per_node: dict[str, dict[str, Any]] = defaultdict(lambda: {"devices": 0, "gpus": set(), "migs": 0, "alloc": 0, "gpu_devs": 0})
+    for pk, node, driver, dtype, uuid, parent in devs.values_list("pk", "node_name", "driver", "type", "uuid", "parent_uuid"):
+        acc = per_node[node]
+        acc["devices"] += 1
+        if driver != parse.GPU_DRIVER:
+            continue
+        acc["gpu_devs"] += 1
+        if pk in allocated:
+            acc["alloc"] += 1
+        if dtype == DeviceType.GPU:
+            acc["gpus"].add(uuid or f"pk:{pk}")
+        elif dtype == DeviceType.MIG:
+            acc["migs"] += 1
+            acc["gpus"].add(parent or f"pk:{pk}")
     changed = []
-    for node in Node.objects.filter(cluster=cluster).only("pk", "name", *zero):
-        want = per_node.get(node.name, zero)
+    for node in node_rows.only("pk", "name", *zero):
+        acc = per_node.get(node.name)
+        want = dict(zero)
+        if acc:
+            want = {
+                "gpu_count": len(acc["gpus"]), "mig_count": acc["migs"], "allocated_count": acc["alloc"],
+                "free_count": acc["gpu_devs"] - acc["alloc"], "device_count": acc["devices"],
+            }  # fmt: skip
         if any(getattr(node, k) != v for k, v in want.items()):
             for k, v in want.items():
                 setattr(node, k, v)
@@ -484,8 +506,8 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
 
         cl_plan = _plan(ResourceClaim, cluster, by_kind["ResourceClaim"], may_delete("ResourceClaim"), counts["ResourceClaim"])
         created, updated = _apply(ResourceClaim, cluster, cl_plan, _claim_fields, counts["ResourceClaim"])
-        _sync_claim_children(cluster, [*created, *updated])
-        _resolve_allocations(cluster)
+        touched = _sync_claim_children(cluster, [*created, *updated])
+        touched |= _resolve_allocations(cluster)
 
         pod_plan = _plan(Pod, cluster, by_kind.get("Pod", []), may_delete("Pod"), counts["Pod"])
         _apply(Pod, cluster, pod_plan, _pod_fields, counts["Pod"])
@@ -497,8 +519,10 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
             plan = _plan(KubeObject, cluster, objs, may_delete(kind), counts[kind], extra=Q(kind=kind))
             _apply(KubeObject, cluster, plan, _kubeobject_fields, counts[kind])
 
-        if dev_written or cl_plan.create or cl_plan.update or cl_plan.delete_pks or node_plan.create or sl_plan.delete_pks:
-            _refresh_node_summaries(cluster)
+        if dev_written or sl_plan.delete_pks or node_plan.create or node_plan.update or cl_plan.delete_pks:
+            _refresh_node_summaries(cluster)  # the device set moved: recount every node
+        elif touched:
+            _refresh_node_summaries(cluster, touched)
 
     return {k: v.as_dict() for k, v in counts.items()}, errors
 

@@ -43,6 +43,7 @@ KEEP_NAME_CLASS = "gpu-extended-resource.nvidia.com"
 CLUSTER_SCOPED = "_cluster"  # bundle key for cluster-scoped objects (never a namespace name)
 MANAGED_BY = {"app.kubernetes.io/managed-by": "claimscope"}
 _DNS_LABEL = re.compile(r"[^a-z0-9-]+")
+_YAML_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 _DROP_META = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
 _DROP_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
 
@@ -277,6 +278,9 @@ def validate_object(obj: dict[str, Any], version: str) -> list[str]:
 
 def _bundle_text(objs: list[dict[str, Any]], title: str) -> str:
     body = yaml.safe_dump_all(objs, sort_keys=False, default_flow_style=False)
+    # The title names a namespace from the cluster: a line break in it would end the comment
+    # and inject YAML, so every YAML line-break and control character is replaced.
+    title = _YAML_BREAKS.sub("?", title)
     return f"# {title}\n---\n{body}"
 
 

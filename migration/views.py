@@ -7,6 +7,7 @@ the pure planner on each request. Full page for normal requests, a named partial
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -72,6 +73,8 @@ def _status(value: str | None) -> dict[str, str]:
 
 
 class AttestationForm(forms.ModelForm):
+    evidence_url = forms.URLField(max_length=1000, assume_scheme="https")
+
     class Meta:
         model = Attestation
         fields = ["item_id", "evidence_url", "note"]
@@ -234,8 +237,7 @@ def plan(request):
             "kind": kind,
             "steps": [{"s": s, "colour": STEP_COLOURS.get(s.status, "grey")} for s in result.steps],
             "findings": [{"f": f, "colour": SEVERITY_COLOURS.get(f.severity, "grey")} for f in result.findings],
-            "bundles": [{"ns": k, "safe": _SAFE_NAME.match(k) is not None, "docs": v.count("\nkind: ") + v.startswith("kind: ")}
-                        for k, v in result.bundles.items()],
+            "bundles": [{"ns": k, "file": _filename(k)} for k in result.bundles],
             "stopgap_bundles": [{"ns": k, "text": v} for k, v in result.stopgap_bundles.items()],
             "cluster_scoped": CLUSTER_SCOPED,
             "query": urlencode({"target": target}),
@@ -244,9 +246,19 @@ def plan(request):
 
 
 def _filename(name: str) -> str:
-    # Namespaces are DNS labels in a real cluster; a snapshot may say anything, so the header
-    # and zip entry names only ever carry a safe form.
-    return name if _SAFE_NAME.match(name) else "namespace-" + re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:60]
+    """The namespace itself when it is a DNS label (always, in a real cluster); otherwise a
+    slug plus a hash of it. A snapshot may say anything, and the name lands in URLs, the
+    Content-Disposition header and zip entry names."""
+    if _SAFE_NAME.match(name):
+        return name
+    slug = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:40]
+    return f"ns-{slug}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+def _find_bundle(bundles: dict[str, str], file_stem: str) -> str | None:
+    if file_stem in bundles:
+        return bundles[file_stem]
+    return next((text for ns, text in bundles.items() if _filename(ns) == file_stem), None)
 
 
 def _yaml_response(text: str, filename: str) -> HttpResponse:
@@ -260,7 +272,7 @@ def bundle(request, cluster_name: str, namespace: str):
     """One namespace's bundle: ResourceClaimTemplates, then the patched workloads."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
     result = cluster_plan(cluster, _target(request))
-    text = (result.stopgap_bundles if request.GET.get("stopgap") else result.bundles).get(namespace)
+    text = _find_bundle(result.stopgap_bundles if request.GET.get("stopgap") else result.bundles, namespace)
     if text is None:
         raise Http404("no bundle for this namespace")
     prefix = "stopgap-" if request.GET.get("stopgap") else ""

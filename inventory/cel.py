@@ -439,6 +439,16 @@ _MEMO_MAX = 200_000
 _OPAQUE = ("exists", "all(", "map(", "filter(", "size(", "+", "[device", "keys(")
 
 
+@lru_cache(maxsize=4096)
+def _opaque(expr: str) -> bool:
+    return any(tok in expr for tok in _OPAQUE)
+
+
+@lru_cache(maxsize=65536)
+def _named_in(qualified_name: str, expr: str) -> bool:
+    return qualified_name.rpartition("/")[2] in expr
+
+
 def _visible(device: Device, expr: str) -> tuple[Any, ...] | None:
     """The device facts ``expr`` can read, or None when that cannot be told from its text.
 
@@ -446,11 +456,11 @@ def _visible(device: Device, expr: str) -> tuple[Any, ...] | None:
     ``['memory']``), so facts whose short name does not occur in the text cannot change the
     result. Expressions using macros over maps or string building are not memoized.
     """
-    if any(tok in expr for tok in _OPAQUE):
+    if _opaque(expr):
         return None
 
     def seen(items: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-        return tuple(sorted((k, v) for k, v in items.items() if k.rpartition("/")[2] in expr))
+        return tuple((k, v) for k, v in items.items() if _named_in(k, expr))
 
     return (
         device.driver,

@@ -57,6 +57,7 @@ class Context:
     thresholds: Thresholds
     _used: dict[DeviceKey, list[ResourceClaim]] | None = None
     _feasibility: dict[tuple[str, str], ClaimFeasibility] = field(default_factory=dict)
+    _feasibility_memo: dict[Any, Any] = field(default_factory=dict)
 
     def age(self, since: str | None) -> float | None:
         """Seconds from ``since`` to ``now``; None when unknown."""
@@ -77,7 +78,7 @@ class Context:
     def feasibility(self, claim: ResourceClaim) -> ClaimFeasibility:
         key = (claim.namespace, claim.name)
         if key not in self._feasibility:
-            self._feasibility[key] = assess_claim(self.state, claim, self.used)
+            self._feasibility[key] = assess_claim(self.state, claim, self.used, self._feasibility_memo)
         return self._feasibility[key]
 
     def pending_consumers(self, claim: ResourceClaim) -> list[PodInfo]:

@@ -23,6 +23,7 @@ a request with ``firstAvailable`` is judged by its best alternative.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -131,6 +132,7 @@ def _check_request(
     name: str,
     body: dict[str, Any],
     used: Mapping[DeviceKey, Sequence[ResourceClaim]],
+    memo: dict[Any, Any] | None = None,
 ) -> RequestCheck:
     summary = request_summary({"name": name, "exactly": body})
     dc_name = summary["device_class"]
@@ -140,14 +142,18 @@ def _check_request(
         return RequestCheck(name, dc_name, summary["count"], False, (), (), (), selectors)
     exprs = list(dc.selectors) + list(selectors)
     tolerations = [t for t in body.get("tolerations") or [] if isinstance(t, dict)]
-    matching, free, tainted, errors = [], [], [], []
-    for key, dev in state.devices.items():
-        result = evaluate_device(dev, exprs)
-        if result.error:
-            errors.append(result.error)
-        if not result.matched:
-            continue
-        matching.append(key)
+    # Which devices match depends only on the expressions: claims of one template share it,
+    # so a fleet evaluates each distinct selector set once, not once per pending claim.
+    match_key = ("match", tuple(exprs))
+    cached = memo.get(match_key) if memo is not None else None
+    if cached is None:
+        cached = _matching(state, exprs)
+        if memo is not None:
+            memo[match_key] = cached
+    all_matching, all_errors = cached
+    matching, free, tainted, errors = list(all_matching), [], [], list(all_errors)
+    for key in all_matching:
+        dev = state.devices[key]
         shareable = dev.name in state.slice_extra.get(dev.slice_name, _NO_EXTRA).allow_multiple
         if key in used and not shareable:
             continue
@@ -172,6 +178,27 @@ _NO_EXTRA = _NoExtra()
 def _node_of(state: ClusterState, key: DeviceKey) -> str:
     dev = state.devices[key]
     return dev.node_name or f"pool:{dev.pool}"
+
+
+def _matching(state: ClusterState, exprs: Sequence[str]) -> tuple[tuple[DeviceKey, ...], tuple[str, ...]]:
+    """Keys of the devices all ``exprs`` select, and the first runtime errors (at most 5)."""
+    matching: list[DeviceKey] = []
+    errors: list[str] = []
+    for key, dev in state.devices.items():
+        result = evaluate_device(dev, exprs)
+        if result.error and len(errors) < 5:
+            errors.append(result.error)
+        if result.matched:
+            matching.append(key)
+    return tuple(matching), tuple(errors)
+
+
+def _group_by_node(state: ClusterState, keys: Iterable[DeviceKey]) -> dict[str, list[DeviceKey]]:
+    """Node (or ``pool:<name>`` for node-less pools) -> keys, in input order."""
+    out: dict[str, list[DeviceKey]] = defaultdict(list)
+    for k in keys:
+        out[_node_of(state, k)].append(k)
+    return out
 
 
 def _assign(slots: list[list[DeviceKey]]) -> bool:
@@ -253,29 +280,54 @@ def assess_claim(
     state: ClusterState,
     claim: ResourceClaim,
     used: Mapping[DeviceKey, Sequence[ResourceClaim]] | None = None,
+    memo: dict[Any, Any] | None = None,
 ) -> ClaimFeasibility:
     """Judge whether ``claim`` (not yet allocated) could be allocated on some node now.
 
     ``used``: device key -> claims holding it (computed from ``state`` when not given; the
-    claim itself is never counted). Raises nothing on cluster text: selectors that do not
-    compile give the ``selector_error`` verdict.
+    claim itself is never counted). ``memo``: a dict shared by the calls of one diagnosis
+    (same ``state`` and ``used``); claims with identical requests and constraints then share
+    one verdict, which keeps a fleet of template-made claims linear. Raises nothing on
+    cluster text: selectors that do not compile give the ``selector_error`` verdict.
     """
+    extra = state.claim_extra.get((claim.namespace, claim.name))
+    constraints = extra.constraints if extra else ()
     if used is None:
         used = allocated_devices(state, exclude=claim)
-    else:
+        memo = None  # ``used`` is this claim's own: nothing to share
+    elif claim.results:
         used = {
             k: [c for c in v if (c.namespace, c.name) != (claim.namespace, claim.name)]
             for k, v in used.items()
         }
         used = {k: v for k, v in used.items() if v}
-    extra = state.claim_extra.get((claim.namespace, claim.name))
-    constraints = extra.constraints if extra else ()
+        memo = None
+    # else: a claim without allocation results is in no ``used`` entry; nothing to exclude.
+    sig = None
+    if memo is not None:
+        sig = ("claim", json.dumps([claim.requests, constraints], sort_keys=True, default=str))
+        hit = memo.get(sig)
+        if hit is not None:
+            return hit
+    result = _assess(state, claim, used, constraints, memo)
+    if sig is not None and memo is not None:
+        memo[sig] = result
+    return result
+
+
+def _assess(
+    state: ClusterState,
+    claim: ResourceClaim,
+    used: Mapping[DeviceKey, Sequence[ResourceClaim]],
+    constraints: Sequence[Mapping[str, Any]],
+    memo: dict[Any, Any] | None,
+) -> ClaimFeasibility:
     best: list[RequestCheck] = []
     try:
         for req in claim.requests:
             name = str(req.get("name"))
             bodies = _request_bodies(req)
-            checks = [_check_request(state, name, b, used) for b in bodies] or [
+            checks = [_check_request(state, name, b, used, memo) for b in bodies] or [
                 RequestCheck(name, None, 1, False, (), (), (), ())
             ]
             # firstAvailable: the first alternative with enough free devices, else the one
@@ -301,12 +353,17 @@ def assess_claim(
                       + (f" and selectors {list(c.selectors)}" if c.selectors else "") for c in empty),
             evidence={"errors": [e for c in checks_t for e in c.errors][:5]},
         )
-    nodes = sorted({_node_of(state, k) for c in checks_t for k in c.matching})
+    # Group each request's devices by node once (filtering per node is quadratic on fleets).
+    grouped = {
+        (c.name, part): _group_by_node(state, getattr(c, part))
+        for c in checks_t for part in ("matching", "free", "tainted")
+    }
+    nodes = sorted({n for c in checks_t for n in grouped[(c.name, "matching")]})
 
-    def by_node(keys: Iterable[DeviceKey], node: str) -> list[DeviceKey]:
-        return [k for k in keys if _node_of(state, k) == node]
+    def by_node(c: RequestCheck, part: str, node: str) -> list[DeviceKey]:
+        return grouped[(c.name, part)].get(node, [])
 
-    ever = [n for n in nodes if _fits(checks_t, {c.name: by_node(c.matching, n) for c in checks_t})]
+    ever = [n for n in nodes if _fits(checks_t, {c.name: by_node(c, "matching", n) for c in checks_t})]
     if not ever:
         return ClaimFeasibility(
             "no_matching_device",
@@ -314,11 +371,11 @@ def assess_claim(
             "no single node publishes enough matching devices for all requests",
             tuple(nodes),
         )
-    free_ok = [n for n in ever if _fits(checks_t, {c.name: by_node(c.free, n) for c in checks_t})]
+    free_ok = [n for n in ever if _fits(checks_t, {c.name: by_node(c, "free", n) for c in checks_t})]
     if not free_ok:
         taint_ok = [
             n for n in ever
-            if _fits(checks_t, {c.name: by_node(c.free + c.tainted, n) for c in checks_t})
+            if _fits(checks_t, {c.name: by_node(c, "free", n) + by_node(c, "tainted", n) for c in checks_t})
         ]
         verdict = "device_tainted" if taint_ok else "capacity_exhausted"
         detail = "; ".join(
@@ -329,7 +386,7 @@ def assess_claim(
         return ClaimFeasibility(verdict, checks_t, detail, tuple(nodes))
     ok = [
         n for n in free_ok
-        if _constraints_ok(state, checks_t, {c.name: by_node(c.free, n) for c in checks_t}, constraints)
+        if _constraints_ok(state, checks_t, {c.name: by_node(c, "free", n) for c in checks_t}, constraints)
     ]
     if not ok:
         return ClaimFeasibility(

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from inventory.normalize import normalize
@@ -352,6 +353,47 @@ class ClusterState:
     def pods_by_uid(self) -> dict[str, PodInfo]:
         return {p.uid: p for p in self.pods.values() if p.uid}
 
+    # Indexes built on first use (the dataclass is frozen; ``cached_property`` writes to the
+    # instance dict directly). Rules ask per claim and per node; scanning every pod, event or
+    # slice on each question made a 1,000-node fleet quadratic.
+
+    @cached_property
+    def _claims_by_owner(self) -> dict[tuple[str, str | None, str | None], str]:
+        out: dict[tuple[str, str | None, str | None], str] = {}
+        for (ns, cname), c in self.claims.items():
+            out.setdefault((ns, c.owner_pod_uid, c.pod_claim_name), cname)
+        return out
+
+    @cached_property
+    def _pods_by_claim(self) -> dict[tuple[str, str], list[PodInfo]]:
+        out: dict[tuple[str, str], list[PodInfo]] = {}
+        for pod in self.pods.values():
+            for name in dict.fromkeys(n for _, n in self.pod_claim_names(pod) if n is not None):
+                out.setdefault((pod.namespace, name), []).append(pod)
+        return out
+
+    @cached_property
+    def _events_by_object(self) -> dict[tuple[str | None, str | None], list[EventInfo]]:
+        out: dict[tuple[str | None, str | None], list[EventInfo]] = {}
+        for e in self.events:
+            out.setdefault((e.involved_kind, e.involved_name), []).append(e)
+        return out
+
+    @cached_property
+    def _slices_by_node(self) -> dict[str | None, list[ResourceSlice]]:
+        out: dict[str | None, list[ResourceSlice]] = {}
+        for s in self.slices:
+            out.setdefault(s.node_name, []).append(s)
+        return out
+
+    @cached_property
+    def _plugin_pods_by_node(self) -> dict[str | None, list[PodInfo]]:
+        out: dict[str | None, list[PodInfo]] = {}
+        for p in self.pods.values():
+            if p.is_dra_kubelet_plugin:
+                out.setdefault(p.node_name, []).append(p)
+        return out
+
     def pod_claim_names(self, pod: PodInfo) -> list[tuple[PodClaimRef, str | None]]:
         """Each of the pod's claim references with the ResourceClaim name it resolves to.
 
@@ -363,36 +405,26 @@ class ClusterState:
         for ref in pod.resource_claims:
             name = ref.claim_name or ref.status_claim_name
             if name is None and ref.template_name:
-                for (ns, cname), c in self.claims.items():
-                    if ns == pod.namespace and c.owner_pod_uid == pod.uid and c.pod_claim_name == ref.name:
-                        name = cname
-                        break
+                name = self._claims_by_owner.get((pod.namespace, pod.uid, ref.name))
             out.append((ref, name))
         return out
 
     def pods_using_claim(self, claim: ResourceClaim) -> list[PodInfo]:
         """Pods in the claim's namespace that reference it (directly or via a template)."""
-        users = []
-        for pod in self.pods.values():
-            if pod.namespace != claim.namespace:
-                continue
-            if any(name == claim.name for _, name in self.pod_claim_names(pod)):
-                users.append(pod)
-        return users
+        return list(self._pods_by_claim.get((claim.namespace, claim.name), ()))
 
     def events_for(self, kind: str, namespace: str | None, name: str) -> list[EventInfo]:
         return [
             e
-            for e in self.events
-            if e.involved_kind == kind and e.involved_name == name
-            and (namespace is None or e.involved_namespace in (namespace, None))
+            for e in self._events_by_object.get((kind, name), ())
+            if namespace is None or e.involved_namespace in (namespace, None)
         ]
 
     def slices_on_node(self, node: str) -> list[ResourceSlice]:
-        return [s for s in self.slices if s.node_name == node]
+        return list(self._slices_by_node.get(node, ()))
 
     def plugin_pods_on_node(self, node: str) -> list[PodInfo]:
-        return [p for p in self.pods.values() if p.node_name == node and p.is_dra_kubelet_plugin]
+        return list(self._plugin_pods_by_node.get(node, ()))
 
     def gpu_driver_expected(self) -> bool:
         """Is the NVIDIA GPU DRA driver meant to run here (it publishes somewhere, or its

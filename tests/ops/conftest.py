@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from django.contrib.auth.models import Group
 from django.core.management import call_command
@@ -14,7 +16,7 @@ MIG_CASE = CASES / "constraint-unsatisfiable-parentuuid/snapshot/cluster.yaml"
 
 @pytest.fixture
 def roles(db):
-    call_command("ensure_roles", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("ensure_roles", stdout=io.StringIO())
 
 
 @pytest.fixture

@@ -79,4 +79,4 @@ def test_the_dockerfile_runs_as_a_non_root_user_and_collects_static():
     assert "pip install -r requirements.txt" in text and "collectstatic" in text
     user = [line for line in text.splitlines() if line.startswith("USER ")][-1]
     assert user.split()[1].split(":")[0] not in ("root", "0")
-    assert '"gunicorn"' in [line for line in text.splitlines() if line.startswith("CMD")][0]
+    assert '"gunicorn"' in next(line for line in text.splitlines() if line.startswith("CMD"))

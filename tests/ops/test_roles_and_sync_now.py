@@ -3,6 +3,8 @@ a CSRF-protected POST that only operators may send."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from django.contrib.auth.models import Group
 from django.core.management import call_command
@@ -20,7 +22,7 @@ def _perms(group: str) -> set[str]:
 
 
 def test_ensure_roles_creates_the_three_groups_idempotently(roles):
-    call_command("ensure_roles", stdout=open("/dev/null", "w"))
+    call_command("ensure_roles", stdout=io.StringIO())
     assert set(Group.objects.values_list("name", flat=True)) >= {"viewer", "operator", "admin"}
     viewer, operator, admin = _perms("viewer"), _perms("operator"), _perms("admin")
     assert "inventory.view_cluster" in viewer and all(p.split(".")[1].startswith("view_") for p in viewer)

@@ -1,0 +1,269 @@
+"""Store the diagnosis of a synced cluster: findings reconciled in bulk, transitions as rows.
+
+``diagnose_cluster(cluster, prom)`` is what the sync hook (``ClaimsConfig.after_sync``) and
+``manage.py diagnose --cluster`` call: it reads the stored objects back
+(``inventory.exports.cluster_objects``), runs the pure engine and returns the findings with
+the ``now`` it used. ``record_diagnosis(cluster, findings, now)`` reconciles them with the
+open ``Finding`` rows by fingerprint (category + main object):
+
+- new: created, plus a ``ClaimTransition(field=finding)`` row;
+- still reported: updated (and ``last_seen`` moved) only when something in it changed, so a
+  re-sync of an unchanged cluster writes no row at all;
+- no longer reported: ``resolved_at`` set, plus a transition row.
+
+It also compares each claim's state with the one last seen (``ClaimStateSeen``; the sync has
+already overwritten the ResourceClaim row) and appends a ``ClaimTransition(field=state)`` row
+per change. Every write is a bulk statement; the work per sync is linear in the number of
+claims and findings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from claims.diagnosis import ClusterState, Thresholds, diagnose
+from claims.diagnosis.findings import Finding as Diagnosis
+from claims.diagnosis.state import parse_time
+from inventory.exports import cluster_objects
+from inventory.models import ClaimState, Cluster, ResourceClaim, SourceKind
+from inventory.snapshot import newest_timestamp
+
+from .models import SEVERITY_RANK, ClaimStateSeen, ClaimTransition, Finding, TransitionField
+
+log = logging.getLogger(__name__)
+BATCH = 1000
+UPDATED_FIELDS = ("severity", "severity_rank", "summary", "next_action", "involved", "kind", "namespace",
+                  "name", "claim", "node_name", "since", "evidence", "last_seen")
+
+
+@dataclass
+class RecordCounts:
+    """What one ``record_diagnosis`` wrote (all zero for an unchanged cluster)."""
+
+    created: int = 0
+    updated: int = 0
+    resolved: int = 0
+    unchanged: int = 0
+    state_transitions: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+def thresholds() -> Thresholds:
+    """Thresholds (seconds) from settings ``DIAGNOSIS_*_SECONDS``."""
+    return Thresholds(
+        pending_seconds=settings.DIAGNOSIS_PENDING_SECONDS,
+        allocated_not_reserved_seconds=settings.DIAGNOSIS_ALLOCATED_NOT_RESERVED_SECONDS,
+        deleting_seconds=settings.DIAGNOSIS_DELETING_SECONDS,
+    )
+
+
+def diagnosis_now(cluster: Cluster, objects: list[dict[str, Any]]) -> datetime:
+    """The clock for a live cluster; for a snapshot its newest timestamp (a snapshot taken
+    last week must not make every pending claim look a week old), else the clock."""
+    if cluster.source_kind == SourceKind.SNAPSHOT:
+        when = parse_time(newest_timestamp(objects))
+        if when is not None:
+            return when
+    return timezone.now()
+
+
+def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None,
+                     now: datetime | None = None) -> tuple[list[Diagnosis], datetime]:
+    """Diagnose the stored objects of ``cluster`` (plus DCGM scrapes ``prom``, file -> text).
+
+    Returns the findings (engine order) and the ``now`` used (``diagnosis_now`` unless given).
+    """
+    objects, stored_prom = cluster_objects(cluster.name)
+    state = ClusterState.from_objects(objects, {**stored_prom, **(prom or {})})
+    when = now or diagnosis_now(cluster, objects)
+    return diagnose(state, when, thresholds()), when
+
+
+def fingerprint(f: Diagnosis) -> str:
+    """``category|kind|namespace|name`` of the main object (the engine reports one finding per
+    category and main object); hashed when longer than the column."""
+    main = f.objects[0] if f.objects else None
+    text = f"{f.category}|{main.kind}|{main.namespace or ''}|{main.name}" if main else f"{f.category}||{f.summary}"
+    return text if len(text) <= 800 else f"{f.category}|sha256:{hashlib.sha256(text.encode()).hexdigest()}"
+
+
+def _json(value: Any) -> Any:
+    """What the JSON column gives back (tuples become lists), so comparisons are fair."""
+    return json.loads(json.dumps(value, default=str))
+
+
+@dataclass(frozen=True)
+class _ClaimRow:
+    pk: int
+    uid: str
+    namespace: str
+    name: str
+    state: str
+    node_name: str
+
+
+def _fields(f: Diagnosis, claims: dict[tuple[str, str], _ClaimRow]) -> dict[str, Any]:
+    """Finding column values for one engine finding (``claim`` as a ``_ClaimRow`` or None)."""
+    main = f.objects[0] if f.objects else None
+    claim = next((claims.get((o.namespace or "", o.name)) for o in f.objects if o.kind == "ResourceClaim"
+                  and (o.namespace or "", o.name) in claims), None)
+    node = next((o.name for o in f.objects if o.kind == "Node"), "") or (claim.node_name if claim else "")
+    return {
+        "severity": f.severity,
+        "severity_rank": SEVERITY_RANK[f.severity],
+        "summary": f.summary,
+        "next_action": f.next_action,
+        "involved": _json([o.to_dict() for o in f.objects]),
+        "kind": main.kind if main else "",
+        "namespace": (main.namespace or "") if main else "",
+        "name": main.name if main else "",
+        "claim": claim,
+        "node_name": node,
+        "since": parse_time(f.since),
+        "evidence": _json(f.evidence),
+    }
+
+
+def _transition(cluster: Cluster, row: Finding, claim: _ClaimRow | None, old: str, new: str, reason: str,
+                now: datetime) -> ClaimTransition:
+    return ClaimTransition(
+        cluster=cluster, claim_uid=claim.uid if claim else "",
+        namespace=claim.namespace if claim else row.namespace, name=claim.name if claim else row.name,
+        field=TransitionField.FINDING, old=old, new=new, reason=reason[:2000], observed_at=now, finding=row,
+    )
+
+
+_STATE_REASONS = {
+    (ClaimState.PENDING, ClaimState.ALLOCATED): "status.allocation set",
+    (ClaimState.PENDING, ClaimState.IN_USE): "allocated and reserved for a consumer",
+    (ClaimState.ALLOCATED, ClaimState.IN_USE): "reservedFor names a consumer",
+    (ClaimState.IN_USE, ClaimState.ALLOCATED): "reservedFor emptied; allocation kept",
+    (ClaimState.ALLOCATED, ClaimState.PENDING): "allocation cleared",
+    (ClaimState.IN_USE, ClaimState.PENDING): "allocation cleared",
+}
+
+
+def _state_reason(old: str, new: str) -> str:
+    if not old:
+        return "first observed"
+    if not new:
+        return "claim no longer listed"
+    if new == ClaimState.DELETING:
+        return "metadata.deletionTimestamp set"
+    return _STATE_REASONS.get((old, new), f"{old} -> {new}")
+
+
+def _record_states(cluster: Cluster, rows: list[_ClaimRow], now: datetime) -> int:
+    seen = {s.uid: s for s in ClaimStateSeen.objects.filter(cluster=cluster)}
+    transitions: list[ClaimTransition] = []
+    create: list[ClaimStateSeen] = []
+    update: list[ClaimStateSeen] = []
+    current = set()
+    for r in rows:
+        current.add(r.uid)
+        prev = seen.get(r.uid)
+        if prev is not None and prev.state == r.state:
+            continue
+        old = prev.state if prev else ""
+        transitions.append(ClaimTransition(
+            cluster=cluster, claim_uid=r.uid, namespace=r.namespace, name=r.name, field=TransitionField.STATE,
+            old=old, new=r.state, reason=_state_reason(old, r.state), observed_at=now,
+        ))
+        if prev is None:
+            create.append(ClaimStateSeen(cluster=cluster, uid=r.uid, namespace=r.namespace, name=r.name,
+                                         state=r.state))
+        else:
+            prev.state = r.state
+            update.append(prev)
+    gone = [s for uid, s in seen.items() if uid not in current]
+    for s in gone:
+        transitions.append(ClaimTransition(
+            cluster=cluster, claim_uid=s.uid, namespace=s.namespace, name=s.name, field=TransitionField.STATE,
+            old=s.state, new="", reason=_state_reason(s.state, ""), observed_at=now,
+        ))
+    if create:
+        ClaimStateSeen.objects.bulk_create(create, batch_size=BATCH)
+    if update:
+        ClaimStateSeen.objects.bulk_update(update, ["state"], batch_size=BATCH)
+    if gone:
+        ClaimStateSeen.objects.filter(pk__in=[s.pk for s in gone]).delete()
+    if transitions:
+        ClaimTransition.objects.bulk_create(transitions, batch_size=BATCH)
+    return len(transitions)
+
+
+def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime) -> RecordCounts:
+    """Reconcile ``findings`` (one diagnosis of ``cluster`` at ``now``) with the stored rows.
+
+    See the module docstring. Runs in one transaction; raises only database errors.
+    """
+    counts = RecordCounts()
+    rows = [_ClaimRow(*v) for v in ResourceClaim.objects.filter(cluster=cluster).values_list(
+        "pk", "uid", "namespace", "name", "state", "node_name")]
+    by_name = {(r.namespace, r.name): r for r in rows}
+    by_pk = {r.pk: r for r in rows}
+    with transaction.atomic():
+        counts.state_transitions = _record_states(cluster, rows, now)
+        open_rows = {f.fingerprint: f for f in Finding.objects.filter(cluster=cluster, resolved_at__isnull=True)}
+        wanted: dict[str, Diagnosis] = {}
+        for f in findings:
+            wanted.setdefault(fingerprint(f), f)
+        create: list[tuple[Finding, _ClaimRow | None]] = []
+        update: list[Finding] = []
+        for fp, f in wanted.items():
+            values = _fields(f, by_name)
+            claim: _ClaimRow | None = values.pop("claim")
+            row = open_rows.get(fp)
+            if row is None:
+                new = Finding(cluster=cluster, category=f.category, fingerprint=fp, first_seen=now, last_seen=now,
+                              claim_id=claim.pk if claim else None, **values)
+                create.append((new, claim))
+                continue
+            changed = row.claim_id != (claim.pk if claim else None)
+            for k, v in values.items():
+                if getattr(row, k) != v:
+                    changed = True
+                    setattr(row, k, v)
+            if changed:
+                row.claim_id = claim.pk if claim else None
+                row.last_seen = now
+                update.append(row)
+            else:
+                counts.unchanged += 1
+        gone = [row for fp, row in open_rows.items() if fp not in wanted]
+        transitions: list[ClaimTransition] = []
+        if gone:
+            for row in gone:
+                row.resolved_at = now
+                transitions.append(_transition(cluster, row, by_pk.get(row.claim_id), row.category, "",
+                                               "no longer diagnosed", now))
+            Finding.objects.bulk_update(gone, ["resolved_at"], batch_size=BATCH)
+        if update:
+            Finding.objects.bulk_update(update, UPDATED_FIELDS, batch_size=BATCH)
+        if create:
+            made = Finding.objects.bulk_create([r for r, _ in create], batch_size=BATCH)
+            for row, (_, claim) in zip(made, create, strict=True):
+                transitions.append(_transition(cluster, row, claim, "", row.category, row.summary, now))
+        if transitions:
+            ClaimTransition.objects.bulk_create(transitions, batch_size=BATCH)
+        counts.created, counts.updated, counts.resolved = len(create), len(update), len(gone)
+    return counts
+
+
+def sync_diagnosis(cluster: Cluster, prom: dict[str, str] | None = None) -> RecordCounts:
+    """Diagnose ``cluster`` from its stored objects and record the result (the sync hook)."""
+    findings, now = diagnose_cluster(cluster, prom)
+    counts = record_diagnosis(cluster, findings, now)
+    log.info("diagnosis of %s at %s: %s", cluster.name, now.isoformat(), counts.as_dict())
+    return counts

@@ -81,8 +81,11 @@ def test_open_stuck_findings_are_counted_by_category_and_severity(client, synced
         (f.cluster.name, str(f.category), str(f.severity))
         for f in model.objects.select_related("cluster").filter(resolved_at__isnull=True)
     )
+    assert expected, "the MIG constraint case yields an open finding"
     m = scrape(client)
     assert _by(m["claimscope_stuck_findings"], "cluster", "category", "severity") == dict(expected)
+    oldest = _by(m["claimscope_stuck_findings_oldest_seconds"], "cluster", "category", "severity")
+    assert set(oldest) == set(expected) and all(v >= 0 for v in oldest.values())
 
 
 def test_the_scrape_runs_a_bounded_number_of_queries(client, synced, django_assert_max_num_queries):

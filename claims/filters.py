@@ -1,4 +1,4 @@
-"""Claim list filters (django-filter); every filtered view is a shareable URL."""
+"""Claim list and stuck-queue filters (django-filter); every filtered view is a shareable URL."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import django_filters
 from django.db.models import Q
 
 from inventory.models import ClaimState, Cluster, ResourceClaim
+
+from .models import Category, Finding, Severity
 
 
 class ClaimFilter(django_filters.FilterSet):
@@ -32,3 +34,23 @@ class ClaimFilter(django_filters.FilterSet):
         base = super().qs
         order = list(base.query.order_by) or ["cluster__name", "namespace", "name"]
         return base.order_by(*order, "pk")
+
+
+class StuckFilter(django_filters.FilterSet):
+    """Open findings; default order most severe then oldest (``FindingQuerySet.stuck_order``)."""
+
+    category = django_filters.ChoiceFilter(choices=Category.choices, label="Category")
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
+    severity = django_filters.ChoiceFilter(choices=Severity.choices, label="Severity")
+    q = django_filters.CharFilter(method="search", label="Object")
+
+    class Meta:
+        model = Finding
+        fields = ["category", "cluster", "severity", "q"]
+
+    def search(self, qs, name, value):
+        return qs.filter(Q(name__icontains=value) | Q(namespace__icontains=value) | Q(node_name__icontains=value))
+
+    @property
+    def qs(self):
+        return super().qs.stuck_order()

@@ -1,25 +1,57 @@
-"""Claim pages: claims list, claim page, pod page.
+"""Claim pages: stuck queue, claims list, claim page, pod page, runbooks.
 
 Thin views: rows adapted for templates; findings come from ``claims.models.Finding``,
-written after each sync by the diagnosis engine.
+written after each sync by ``claims.store``. Every page runs a fixed number of queries,
+whatever the number of rows (tests guard it).
 """
 
 from __future__ import annotations
 
 from django.core.paginator import Paginator
-from django.db.models import Prefetch
+from django.db.models import F, Prefetch, Q
+from django.http import Http404
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django.views.decorators.vary import vary_on_headers
 
-from inventory.models import AllocationResult, Pod, Reservation, ResourceClaim
+from claims.diagnosis.state import _event as parse_event
+from inventory.models import AllocationResult, ClaimState, KubeObject, Pod, Reservation, ResourceClaim, SourceKind
 
-from .filters import ClaimFilter
+from .filters import ClaimFilter, StuckFilter
+from .models import ClaimTransition, Finding, TransitionField
+from .runbooks import UnknownCategory, render_runbook
 
 PAGE_SIZE = 50
+EVENT_LIMIT = 50
+# Open findings first, then the most recently resolved.
+F_RESOLVED_LAST = F("resolved_at").desc(nulls_first=True)
 
 
 def _template(request, name: str, partial: str) -> str:
     return f"{name}#{partial}" if request.htmx and not request.htmx.boosted else name
+
+
+def attach_age_reference(findings: list[Finding]) -> None:
+    """``f.age_at``: the moment ages are measured to. A live cluster: now. A snapshot: the
+    diagnosis time it was last seen at (the snapshot's own clock), else a week-old snapshot
+    would show every claim as a week stuck."""
+    now = timezone.now()
+    for f in findings:
+        f.age_at = f.last_seen if f.cluster.source_kind == SourceKind.SNAPSHOT else now
+
+
+@vary_on_headers("HX-Request")
+def stuck(request):
+    """Open findings, most severe then oldest first; the table refreshes every 10 s."""
+    qs = Finding.objects.open().select_related("cluster").defer("evidence")
+    f = StuckFilter(request.GET, queryset=qs)
+    page = Paginator(f.qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    findings = list(page.object_list)
+    attach_age_reference(findings)
+    params = request.GET.copy()
+    params.pop("page", None)
+    ctx = {"filter": f, "page": page, "findings": findings, "params": params.urlencode()}
+    return render(request, _template(request, "claims/stuck.html", "table"), ctx)
 
 
 @vary_on_headers("HX-Request")
@@ -32,12 +64,49 @@ def claim_list(request):
     results: dict[int, list[AllocationResult]] = {}
     for r in AllocationResult.objects.filter(claim_id__in=ids).select_related("device"):
         results.setdefault(r.claim_id, []).append(r)
+    open_findings: dict[int, list[Finding]] = {}
+    for fnd in Finding.objects.open().filter(claim_id__in=ids).only(
+        "pk", "claim_id", "category", "severity", "summary"
+    ).order_by("severity_rank", "pk"):
+        open_findings.setdefault(fnd.claim_id, []).append(fnd)
     for c in claims:
         c.result_rows = results.get(c.pk, [])
+        c.open_findings = open_findings.get(c.pk, [])
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"filter": f, "page": page, "claims": claims, "params": params.urlencode()}
     return render(request, _template(request, "claims/claim_list.html", "table"), ctx)
+
+
+def _events(claim: ResourceClaim, pod_names: set[str]) -> list:
+    """Events about the claim and its pods, both Event shapes (``involvedObject`` of core/v1,
+    ``regarding`` of events.k8s.io/v1), newest first."""
+    names = {claim.name, *pod_names}
+    rows = KubeObject.objects.filter(cluster=claim.cluster, kind="Event", namespace=claim.namespace).filter(
+        Q(raw__involvedObject__name__in=list(names)) | Q(raw__regarding__name__in=list(names))
+    ).values_list("raw", flat=True)
+    events = []
+    for raw in rows[: EVENT_LIMIT * 4]:
+        e = parse_event(raw)
+        if (e.involved_kind == "ResourceClaim" and e.involved_name == claim.name) or (
+            e.involved_kind == "Pod" and e.involved_name in pod_names
+        ):
+            events.append(e)
+    events.sort(key=lambda e: (e.last or e.first or ""), reverse=True)
+    return events[:EVENT_LIMIT]
+
+
+def _history(claim: ResourceClaim, transitions: list[ClaimTransition]) -> dict:
+    """Phase milestones: created, allocated (``allocationTimestamp``), reserved (first state
+    transition into in_use that was observed), and time to allocation."""
+    reserved = next((t for t in transitions if t.field == TransitionField.STATE and t.new == ClaimState.IN_USE), None)
+    return {
+        "created": claim.created,
+        "allocated_at": claim.allocated_at,
+        "time_to_allocation": (claim.allocated_at - claim.created) if claim.allocated_at and claim.created else None,
+        "reserved": reserved,
+        "reserved_before_first_seen": reserved is not None and not reserved.old,
+    }
 
 
 def claim_detail(request, cluster_name: str, namespace: str, name: str):
@@ -57,6 +126,15 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
     owner_uid = next((o.get("uid") for o in (claim.raw.get("metadata") or {}).get("ownerReferences") or [] if o.get("kind") == "Pod"), None)
     owner = Pod.objects.filter(cluster=claim.cluster, uid=owner_uid).only("namespace", "name", "phase").first() if owner_uid else None
     spec = (claim.raw.get("spec") or {}).get("devices") or {}
+    findings = list(
+        Finding.objects.filter(cluster=claim.cluster)
+        .filter(Q(claim=claim) | Q(kind="ResourceClaim", namespace=claim.namespace, name=claim.name))
+        .select_related("cluster").order_by(F_RESOLVED_LAST, "severity_rank", "-first_seen", "pk")[:30]
+    )
+    attach_age_reference(findings)
+    pod_names = {r.name for r in reservations if r.resource == "pods"} | ({owner.name} if owner else set())
+    pod_names |= {o["name"] for f in findings for o in f.involved if o.get("kind") == "Pod" and o.get("namespace") == claim.namespace}
+    transitions = list(ClaimTransition.objects.filter(cluster=claim.cluster, claim_uid=claim.uid).order_by("observed_at", "pk")[:200])
     ctx = {
         "claim": claim,
         "results": list(claim.results.all()),
@@ -66,6 +144,11 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
         "constraints": spec.get("constraints") or [],
         "config": spec.get("config") or [],
         "raw_requests": spec.get("requests") or [],
+        "open_findings": [f for f in findings if f.resolved_at is None],
+        "resolved_findings": [f for f in findings if f.resolved_at is not None],
+        "events": _events(claim, pod_names),
+        "transitions": transitions,
+        "history": _history(claim, transitions),
     }
     return render(request, "claims/claim_detail.html", ctx)
 
@@ -76,3 +159,16 @@ def pod_detail(request, cluster_name: str, namespace: str, name: str):
     refs = (pod.raw.get("spec") or {}).get("resourceClaims") or []
     ctx = {"pod": pod, "claims": claims, "refs": refs, "conditions": (pod.raw.get("status") or {}).get("conditions") or []}
     return render(request, "claims/pod_detail.html", ctx)
+
+
+def runbook(request, category: str):
+    """A category's runbook; with ``?finding=<id>`` also that finding's involved objects."""
+    try:
+        html = render_runbook(category)
+    except (UnknownCategory, OSError):
+        raise Http404("no such diagnosis category") from None
+    finding = None
+    fid = request.GET.get("finding", "")
+    if fid.isdigit():
+        finding = Finding.objects.select_related("cluster").filter(pk=int(fid), category=category).first()
+    return render(request, "claims/runbook.html", {"category": category, "html": html, "finding": finding})

@@ -36,3 +36,8 @@ def h100_scrape_folder(folder: Path) -> Path:
     shutil.copy(H100_SLICES, folder / H100_SLICES.name)
     shutil.copy(H100_SCRAPE, folder / H100_SCRAPE.name)
     return folder
+
+#: Queries every full page costs besides its own: session, user, and up to two counters the
+#: header shows (e.g. the stuck-claims badge). Partials (htmx requests) cost only session + user.
+PAGE_CHROME = 4
+PARTIAL_CHROME = 2

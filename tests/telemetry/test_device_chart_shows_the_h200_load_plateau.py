@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from inventory.models import Cluster, Device
 from tests.fixtures.prometheus.build_fixtures import H200_START
-from tests.telemetry.pagedata import H200_UUID, h200_slice_folder
+from tests.telemetry.pagedata import H200_UUID, PARTIAL_CHROME, h200_slice_folder
 
 pytestmark = pytest.mark.django_db
 END = datetime.fromtimestamp(H200_START + 41, tz=UTC).isoformat()
@@ -29,7 +29,7 @@ def _traces(fig):
 
 def test_the_chart_json_reaches_the_load_plateau_of_95_percent_and_690_watts(client_in, h200, django_assert_max_num_queries):
     url = reverse("inventory:telemetry-device-chart-json", args=[h200.pk])
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(2 + PARTIAL_CHROME):
         resp = client_in.get(url, {"window": "1h", "end": END})
     assert resp.status_code == 200
     traces = _traces(json.loads(resp.content))
@@ -41,7 +41,7 @@ def test_the_chart_json_reaches_the_load_plateau_of_95_percent_and_690_watts(cli
 
 
 def test_the_lazy_chart_fragment_carries_the_figure_and_loads_plotly_from_static(client_in, h200, django_assert_max_num_queries):
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(2 + PARTIAL_CHROME):
         resp = client_in.get(reverse("inventory:telemetry-device-chart", args=[h200.pk]), {"window": "1h", "end": END})
     html = resp.content.decode()
     assert 'data-plotly-src="/static/vendor/plotly/plotly.min.js"' in html
@@ -54,7 +54,7 @@ def test_the_device_page_loads_its_telemetry_panel_lazily(client_in, h200, djang
         page = client_in.get(h200.get_absolute_url()).content.decode()
     assert reverse("inventory:telemetry-device", args=[h200.pk]) in page and 'hx-trigger="load"' in page
     assert "plotly.min.js" not in page  # loaded by static/js/telemetry.js only when a chart arrives
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(1 + PARTIAL_CHROME):
         panel = client_in.get(reverse("inventory:telemetry-device", args=[h200.pk]), {"end": END}, HTTP_HX_REQUEST="true")
     body = panel.content.decode()
     assert 'hx-trigger="intersect once"' in body and "<html" not in body

@@ -16,8 +16,12 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt | $(BIN)/activate
 install: $(VENV)/.installed
 
 ## Start the dashboard on the embedded default (SQLite, eager tasks, demo clusters from real data).
+# The demo serves plain http on this machine, so its cookies cannot be Secure-only.
+demo: export SESSION_COOKIE_SECURE = 0
+demo: export CSRF_COOKIE_SECURE = 0
 demo: install
 	$(BIN)/python manage.py migrate --noinput -v0
+	$(BIN)/python manage.py ensure_roles
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	$(BIN)/python manage.py load_demo
 	@echo "Claimscope: http://$(HOST):$(PORT)/  (log in as demo / demo)"

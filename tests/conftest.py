@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -47,3 +49,32 @@ def _plain_static_storage(settings):
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's headless Chromium driven by Playwright (skipped when absent, unless required)."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CLAIMSCOPE_REQUIRE_BROWSER") == "1":
+            pytest.fail("chromium is required (CLAIMSCOPE_REQUIRE_BROWSER=1) but not installed")
+        pytest.skip("Debian chromium is not installed")
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        yield b
+        b.close()
+
+
+def login(page, base_url: str, username: str, password: str) -> None:
+    page.goto(base_url + "/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(base_url + "/")

@@ -2,29 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-quic", "--no-first-run", "--disable-component-update", "--disable-sync"]  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def browser():
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CLAIMSCOPE_REQUIRE_BROWSER") == "1":
-            pytest.fail("chromium is required (CLAIMSCOPE_REQUIRE_BROWSER=1) but not installed")
-        pytest.skip("Debian chromium is not installed")
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        yield b
-        b.close()
+from tests.conftest import login
 
 
 @pytest.fixture
@@ -43,11 +23,7 @@ def page(browser, live_server, demo_db, django_user_model):
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    pg.goto(live_server.url + "/login/")
-    pg.fill("input[name=username]", "browser")
-    pg.fill("input[name=password]", "browser-pw-1")
-    pg.click("button[type=submit]")
-    pg.wait_for_url(live_server.url + "/")
+    login(pg, live_server.url, "browser", "browser-pw-1")
     pg.js_errors = errors
     yield pg
     context.close()

@@ -24,6 +24,7 @@ demo: install
 	$(BIN)/python manage.py ensure_roles
 	$(BIN)/python manage.py collectstatic --noinput -v0
 	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py seed_readiness_demo
 	@echo "Claimscope: http://$(HOST):$(PORT)/  (log in as demo / demo)"
 	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 

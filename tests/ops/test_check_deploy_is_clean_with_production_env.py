@@ -26,6 +26,7 @@ def _check(extra: dict[str, str], tmp_path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SECURE_", "SESSION_", "CSRF_"))}
     env.update({"CLAIMSCOPE_ENV_FILE": "/nonexistent", "SECRET_KEY_FILE": str(key_file), "DEBUG": "0", **extra})
     env.pop("SECRET_KEY", None)
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the browser tests of this session only
     return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,

@@ -2,13 +2,15 @@
 
 ``--snapshot PATH`` evaluates the files in memory (no database): ``inventory.snapshot.load_path``
 -> ``ClusterState`` -> ``diagnose``. ``now`` defaults to the newest timestamp in the snapshot.
-``--cluster NAME`` reads the stored objects of a synced cluster and uses the clock.
+``--cluster NAME`` reads the stored objects of a synced cluster (``claims.store.diagnose_cluster``):
+``now`` is the clock for a live cluster, the newest stored timestamp for a snapshot cluster;
+thresholds come from the ``DIAGNOSIS_*_SECONDS`` settings. Nothing is written.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -101,14 +103,15 @@ class Command(BaseCommand):
             if opts.get("snapshot"):
                 out = run_diagnose(opts["snapshot"], opts.get("now"), opts["format"])
             else:
-                from inventory.exports import cluster_objects  # lazy: needs the database
+                from claims.store import diagnose_cluster  # lazy: needs the database
+                from inventory.exports import get_cluster
 
                 try:
-                    objects, prom = cluster_objects(opts["cluster"])
+                    cluster = get_cluster(opts["cluster"])
                 except LookupError as exc:
                     raise DiagnoseInputError(str(exc)) from exc
-                now = _parse_now(opts.get("now")) or datetime.now(UTC)
-                out = render(diagnose_objects(objects, prom, now), opts["format"])
+                findings, _ = diagnose_cluster(cluster, now=_parse_now(opts.get("now")))
+                out = render(findings, opts["format"])
         except DiagnoseInputError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(out)

@@ -62,3 +62,19 @@ def test_claims_pages_render_in_chromium(page, live_server):
     assert claim.name in page.inner_text("h1")
     _shot(page, "claim")
     assert page.js_errors == []
+
+
+@pytest.mark.browser
+def test_every_page_in_the_navigation_renders_without_console_errors(page, live_server):
+    """CSP is script-src 'self': an inline handler or an htmx filter expression would fail here."""
+    hrefs = page.eval_on_selector_all("header.top nav a", "els => els.map(e => e.getAttribute('href'))")
+    assert len(hrefs) >= 8
+    for href in hrefs:
+        page.goto(live_server.url + href)
+        page.wait_for_load_state("networkidle")
+        assert page.locator("main h1").count() >= 1, href
+        _shot(page, "nav-" + href.strip("/").replace("/", "-"))
+    page.goto(live_server.url + "/migration/plan/")
+    page.select_option("select[name=cluster]", "demo")
+    page.wait_for_url("**/migration/plan/?cluster=demo*")
+    assert page.js_errors == []

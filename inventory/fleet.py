@@ -589,11 +589,21 @@ class ClusterBuilder:
             }
         )
 
+    def _node_devices(self, node: str) -> list[tuple[tuple[str, str], DeviceInfo]]:
+        # Index devices by node, rebuilt when devices were added: fleets ask per node.
+        if getattr(self, "_node_index_size", -1) != len(self.devices):
+            index: dict[str, list[tuple[tuple[str, str], DeviceInfo]]] = {}
+            for k, d in self.devices.items():
+                index.setdefault(d.node, []).append((k, d))
+            self._node_index, self._node_index_size = index, len(self.devices)
+        return self._node_index.get(node, [])
+
     def free_devices(self, node: str | None = None, type_: str | None = None, profile: str | None = None) -> list[DeviceInfo]:
         """Published devices not yet allocated, in slice order (optionally filtered)."""
+        items = self.devices.items() if node is None else self._node_devices(node)
         return [
             d
-            for k, d in self.devices.items()
+            for k, d in items
             if k not in self.taken
             and (node is None or d.node == node)
             and (type_ is None or d.type == type_)

@@ -8,13 +8,16 @@ scheduler's event (``cannot allocate all claims``) is the same for all three loo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from claims.diagnosis.context import Context, claim_ref, earliest, minutes, pod_ref, slice_ref
 from claims.diagnosis.findings import Finding, ObjectRef
 from claims.diagnosis.known_issues import issues_for
 from claims.diagnosis.rules_node import driver_gaps
-from claims.diagnosis.state import ComponentInfo
+from claims.diagnosis.feasibility import ClaimFeasibility
+from claims.diagnosis.state import ComponentInfo, NodeInfo
+from inventory.cel import evaluate_device
+from inventory.parse import GPU_DRIVER, Device
 
 _VERDICT_CATEGORY = {
     "device_class_missing": "device_class_missing",
@@ -30,6 +33,50 @@ def _vendor(name: str) -> str:
     return ".".join(parts[-2:]) if len(parts) >= 2 else name
 
 
+def labelled_gpu(node: NodeInfo) -> Device | None:
+    """The whole GPU a node's GPU Feature Discovery labels describe, as a device would be
+    published: ``nvidia.com/gpu.memory`` (MiB) as capacity ``memory``, ``nvidia.com/gpu.product``
+    (dashes for spaces) as ``productName``. None without a memory label."""
+    mem = node.labels.get("nvidia.com/gpu.memory", "")
+    if not mem.isdigit():
+        return None
+    product = node.labels.get("nvidia.com/gpu.product", "").replace("-", " ")
+    attrs = {f"{GPU_DRIVER}/type": "gpu"}
+    if product:
+        attrs[f"{GPU_DRIVER}/productName"] = product
+    return Device(
+        driver=GPU_DRIVER, pool=node.name, name="labelled-gpu", node_name=node.name, slice_name="",
+        type="gpu", uuid=None, parent_uuid=None, product_name=product or None, profile=None,
+        architecture=None, driver_version=None, pci_bus_id=None, memory_bytes=int(mem) * 2**20,
+        attributes=attrs, capacity={f"{GPU_DRIVER}/memory": f"{mem}Mi"},
+    )  # fmt: skip
+
+
+def _gap_nodes_could_match(ctx: Context, feas: ClaimFeasibility, gaps: Mapping[str, str]) -> bool:
+    """Could a GPU on a node whose driver publishes nothing satisfy the claim's requests?
+
+    Judged from the node's labels; when the labels cannot tell (no memory label, a selector
+    reading attributes the labels lack), assume it could: the driver finding then owns the claim.
+    """
+    for node_name in gaps:
+        node = ctx.state.nodes.get(node_name)
+        gpu = labelled_gpu(node) if node else None
+        if gpu is None:
+            return True
+        fits = True
+        for r in feas.requests:
+            dc = ctx.state.device_classes.get(r.device_class or "")
+            exprs = [*(dc.selectors if dc else ()), *r.selectors]
+            result = evaluate_device(gpu, exprs)
+            if result.error or not result.matched:
+                fits = bool(result.error)  # an unreadable attribute: cannot rule the node out
+                if not fits:
+                    break
+        if fits:
+            return True
+    return False
+
+
 def rule_allocation(ctx: Context) -> Iterator[Finding]:
     """device_class_missing / no_matching_device / capacity_exhausted / constraint_unsatisfiable."""
     state = ctx.state
@@ -42,8 +89,13 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
         category = _VERDICT_CATEGORY.get(feas.verdict)
         if category is None:
             continue
-        if category == "no_matching_device" and gaps and not any(r.matching for r in feas.requests):
-            # A node's driver publishes nothing: the driver finding owns this claim.
+        if (
+            category == "no_matching_device"
+            and gaps
+            and not any(r.matching for r in feas.requests)
+            and _gap_nodes_could_match(ctx, feas, gaps)
+        ):
+            # A node's driver publishes nothing and its GPUs might match: the driver finding owns this claim.
             continue
         objs = [claim_ref(claim), *(pod_ref(p) for p in pods)]
         tmpl = ctx.template_ref_for(claim, pods)

@@ -273,6 +273,9 @@ class AllocationResult(models.Model):
     class Meta:
         indexes = [models.Index(fields=["cluster", "driver", "pool", "device_name"], name="result_device_key")]
 
+    def __str__(self) -> str:
+        return f"{self.request} -> {self.driver}/{self.pool}/{self.device_name}"
+
 
 class Reservation(models.Model):
     """``status.reservedFor[]`` of a claim: a consumer, usually a pod (by uid)."""
@@ -284,6 +287,9 @@ class Reservation(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["uid"], name="reservation_uid")]
+
+    def __str__(self) -> str:
+        return f"{self.resource}/{self.name}"
 
 
 class Pod(KubeObjectBase):
@@ -337,3 +343,6 @@ class UnmatchedSeries(models.Model):
     labels = models.JSONField(default=dict)
     value = models.FloatField(null=True)
     reason = models.CharField(max_length=512)
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.reason}"

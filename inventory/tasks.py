@@ -49,7 +49,7 @@ def sync_cluster_task(cluster_id: int) -> str:
     cluster = Cluster.objects.get(pk=cluster_id)
     try:
         return run_sync(cluster).status
-    except Exception as exc:  # noqa: BLE001 - bad settings on the row: record, do not retry
+    except Exception as exc:
         now = timezone.now()
         SyncRun.objects.create(cluster=cluster, source=cluster.source_kind, started=now, finished=now,
                                status=SyncStatus.FAILED, error=str(exc))

@@ -72,7 +72,7 @@ class FakeAPIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self):  # noqa: N802 - http.server API
+            def do_GET(self):
                 url = urlparse(self.path)
                 fake.requests.append(self.path)
                 if self.headers.get("Authorization") != f"Bearer {fake.token}":

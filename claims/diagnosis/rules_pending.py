@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from claims.diagnosis.context import Context, claim_ref, earliest, minutes, pod_ref, slice_ref
+from claims.diagnosis.feasibility import ClaimFeasibility
 from claims.diagnosis.findings import Finding, ObjectRef
 from claims.diagnosis.known_issues import issues_for
 from claims.diagnosis.rules_node import driver_gaps
-from claims.diagnosis.feasibility import ClaimFeasibility
 from claims.diagnosis.state import ComponentInfo, NodeInfo
 from inventory.cel import evaluate_device
 from inventory.parse import GPU_DRIVER, Device

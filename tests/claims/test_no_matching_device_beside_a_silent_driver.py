@@ -7,7 +7,8 @@ import copy
 
 from claims.diagnosis.rules_pending import labelled_gpu
 from claims.diagnosis.state import ClusterState
-from tests.claims.diag_helpers import load_yaml, of_kind, run as run_diagnosis
+from tests.claims.diag_helpers import load_yaml, of_kind
+from tests.claims.diag_helpers import run as run_diagnosis
 
 CASE = "cases/no-matching-device-memory-selector/snapshot/cluster.yaml"
 
@@ -29,7 +30,7 @@ def _categories(findings):
 
 
 def test_a_silent_node_whose_labelled_memory_is_too_small_leaves_no_matching_device():
-    objs, silent = _with_silent_node("81559")  # 79.6 GiB H100: under the 100Gi selector
+    objs, _ = _with_silent_node("81559")  # 79.6 GiB H100: under the 100Gi selector
     cats = _categories(run_diagnosis(objs))
     assert "no_matching_device" in cats
     assert "driver_not_publishing_on_node" in cats

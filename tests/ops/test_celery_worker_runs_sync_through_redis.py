@@ -36,12 +36,16 @@ def redis_url() -> str:
 
 @pytest.fixture
 def celery_app(redis_url):
+    from celery import Celery
     from celery.contrib.testing.worker import start_worker
 
-    from config.celery import app
-
-    saved = {k: app.conf[k] for k in ("broker_url", "task_always_eager", "result_backend")}
+    # A fresh app: the project's app may already hold a producer pool for the eager default,
+    # and broker settings changed later would not reach it. Shared tasks register on it too.
+    app = Celery("claimscope-redis-test")
+    app.config_from_object("django.conf:settings", namespace="CELERY")
     app.conf.update(broker_url=redis_url, task_always_eager=False, result_backend=None)
+    app.loader.import_default_modules()
+    import inventory.tasks  # noqa: F401 - registers the shared tasks on every app
     # The worker thread opens its own connection; close it after each task so teardown can flush.
     connections.settings["default"]["CONN_MAX_AGE"] = 0
     queue = f"claimscope-test-{uuid.uuid4().hex[:8]}"  # never consume another run's leftovers
@@ -50,18 +54,17 @@ def celery_app(redis_url):
                           shutdown_timeout=30):
             yield app, queue
     finally:
-        app.conf.update(saved)
+        app.close()
         connections.settings["default"]["CONN_MAX_AGE"] = 60
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_worker_runs_a_queued_sync_and_the_sync_run_lands(celery_app):
-    from inventory.tasks import sync_cluster_task
-
     app, queue = celery_app
     cluster = Cluster.objects.create(name="vks", snapshot_path=str(VKS_SLICES))
     assert not app.conf.task_always_eager
-    sync_cluster_task.apply_async(args=[cluster.pk], queue=queue)
+    assert "inventory.sync_cluster" in app.tasks
+    app.send_task("inventory.sync_cluster", args=[cluster.pk], queue=queue)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         run = SyncRun.objects.filter(cluster=cluster).exclude(status=SyncStatus.RUNNING).first()

@@ -16,6 +16,7 @@ domain; ``resource.kubernetes.io/pciBusID`` is a standard qualified name.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -144,6 +145,8 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
     for d in spec.get("devices") or []:
         if not isinstance(d, dict) or not isinstance(d.get("name"), str):
             raise ValueError(f"ResourceSlice {meta.get('name')!r} has a device without a name")
+        if len(d["name"]) > 63 or not _DNS_LABEL.match(d["name"]):
+            raise ValueError(f"ResourceSlice {meta.get('name')!r}: device name {d['name'][:80]!r} is not a DNS label")
         attrs = {
             _qualified(k, driver): attribute_value(v) for k, v in (d.get("attributes") or {}).items()
         }
@@ -375,3 +378,33 @@ def node_ready(obj: dict[str, Any]) -> bool:
         if isinstance(c, dict) and c.get("type") == "Ready":
             return c.get("status") == "True"
     return True
+
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# Kinds whose names the API server validates as DNS-1123 subdomains; other kinds only as path segments.
+SUBDOMAIN_NAMED = frozenset({"Node", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "Pod"})
+
+
+def name_problem(obj: dict[str, Any]) -> str | None:
+    """Why ``metadata.name``/``namespace`` could not have come from an API server, or None.
+
+    The API server rejects such names, so a snapshot holding one was edited or forged; storing
+    it would put unroutable text into page links. Rules (Kubernetes apimachinery validation):
+    namespaces are DNS-1123 labels (<= 63); names of the kinds in ``SUBDOMAIN_NAMED`` are
+    DNS-1123 subdomains (<= 253); every other name is a path segment without ``/`` or ``%``.
+    """
+    meta = obj.get("metadata") or {}
+    kind = str(obj.get("kind"))
+    name, ns = meta.get("name"), meta.get("namespace")
+    shown = repr(name)[:80]
+    if not isinstance(name, str) or not name:
+        return f"{kind} without metadata.name"
+    if ns is not None and (not isinstance(ns, str) or len(ns) > 63 or not _DNS_LABEL.match(ns)):
+        return f"{kind} {shown}: namespace {repr(ns)[:80]} is not a valid Kubernetes namespace"
+    if kind in SUBDOMAIN_NAMED:
+        if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+            return f"{kind} {shown}: not a valid Kubernetes name (DNS-1123 subdomain)"
+    elif len(name) > 253 or "/" in name or "%" in name or name in (".", ".."):
+        return f"{kind} {shown}: not a valid Kubernetes name"
+    return None

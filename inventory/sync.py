@@ -472,6 +472,10 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
     errors = list(read.errors)
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for obj in read.objects:
+        problem = parse.name_problem(obj)
+        if problem:
+            errors.append(problem)
+            continue
         by_kind[str(obj.get("kind"))].append(obj)
 
     # Parse typed kinds up front: a malformed object becomes an error (and the run partial).

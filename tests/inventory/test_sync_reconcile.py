@@ -98,9 +98,37 @@ def test_kinds_absent_from_a_snapshot_are_left_alone(cluster, tmp_path, sync_sna
     assert ResourceSlice.objects.filter(cluster=cluster).count() == 2
 
 
-def test_hostile_strings_are_stored_verbatim(cluster):
+def test_hostile_strings_in_free_text_fields_are_stored_verbatim(cluster):
     objs = _slices()[:1]
     objs[0]["metadata"]["labels"] = {"x": "<script>alert(1)</script>"}
-    objs[0]["spec"]["devices"][0]["name"] = "<img src=x onerror=alert(1)>"
+    objs[0]["spec"]["devices"][0]["attributes"]["type"] = {"string": "<img src=x onerror=alert(1)>"}
     apply_read(cluster, _read(objs))
-    assert Device.objects.filter(name="<img src=x onerror=alert(1)>").exists()
+    assert Device.objects.filter(type_raw="<img src=x onerror=alert(1)>").exists()
+
+
+def test_names_an_api_server_would_reject_are_not_stored_and_make_the_run_partial(cluster, tmp_path):
+    from inventory.models import ResourceClaim
+
+    claims = yaml.safe_load((H100_SLICES.parent.parent / "claims-with-status/vks-resourceclaim-allocated-reserved.v1.yaml").read_text())["items"]
+    good = claims[0]
+    bad_ns = copy.deepcopy(good)
+    bad_ns["metadata"]["namespace"] = "ns-<script>alert(1)</script>"
+    bad_ns["metadata"]["uid"] = "evil-1"
+    bad_name = copy.deepcopy(good)
+    bad_name["metadata"]["name"] = "a/b"
+    bad_name["metadata"]["uid"] = "evil-2"
+    f = tmp_path / "hostile.yaml"
+    f.write_text(yaml.safe_dump_all([good, bad_ns, bad_name]))
+    run = sync_cluster(cluster, SnapshotSource(f))
+    assert run.status == "partial"
+    assert any("not a valid Kubernetes namespace" in e for e in run.errors)
+    assert any("not a valid Kubernetes name" in e for e in run.errors)
+    assert list(ResourceClaim.objects.values_list("name", flat=True)) == [good["metadata"]["name"]]
+
+
+def test_a_device_name_longer_than_a_dns_label_rejects_its_slice(cluster):
+    objs = _slices()[1:2]
+    objs[0]["spec"]["devices"][0]["name"] = "g" * 300
+    counts, errors = apply_read(cluster, _read(objs))
+    assert any("is not a DNS label" in e for e in errors)
+    assert ResourceSlice.objects.count() == 0

@@ -232,15 +232,52 @@ def gpu_fraction(device: Device) -> float:
     return prof.size / model.slices if model and prof else 1.0
 
 
+def hours_in_window(since: datetime | None, until: datetime, window_s: int) -> float:
+    """Hours of the ``window_s`` seconds ending at ``until`` during which a claim allocated at
+    ``since`` (``status.allocation`` time, else the claim's creation) held its device: never
+    negative, never more than the window; the whole window when ``since`` is unknown."""
+    held = (until - since).total_seconds() if since else window_s
+    return max(0.0, min(float(window_s), held)) / 3600
+
+
+def sample_age_s(sampled_at: datetime | None, ref: datetime) -> float | None:
+    """Seconds from a stored sample (``Device.metrics_at``) to ``ref``; None when unknown."""
+    return (ref - sampled_at).total_seconds() if sampled_at else None
+
+
+def age_text(seconds: float | None) -> str:
+    """``3 d 4 h`` / ``5 h 10 min`` / ``42 s`` for a sample age; words for unknown or negative."""
+    if seconds is None:
+        return "unknown age"
+    if seconds < 0:
+        return "after the window end"
+    s = int(seconds)
+    d, h, m = s // 86400, s % 86400 // 3600, s % 3600 // 60
+    if d:
+        return f"{d} d {h} h"
+    if h:
+        return f"{h} h {m} min"
+    return f"{m} min" if m else f"{s} s"
+
+
 @vary_on_headers("HX-Request")
 def idle(request):
     """Devices a claim holds whose utilization stayed under ``threshold`` percent over
     ``window``, grouped by namespace with GPU-hours wasted; and busy devices no claim holds.
 
-    Utilization: the Prometheus ``avg_over_time`` over the window when the cluster has
-    Prometheus ("measured": hours = the part of the window the claim held it); otherwise the
-    stored latest value with hours = the claim's allocation age ("estimate"). GPU-hours
-    wasted = hours held x the device's share of a GPU (``gpu_fraction``).
+    Two bases, totalled apart so a reader can tell them apart:
+
+    - "measured": Prometheus ``avg_over_time`` over the window ending at ``end``; hours = the
+      part of the window the claim held the device.
+    - "estimate": the stored latest value (``Device.metrics``), assumed to hold over the window;
+      hours = the part of the window the claim held it, so never more than the window (one
+      sample never stands for the claim's whole age). The window ends at ``end`` for a polled
+      cluster and at the sample time (``Device.metrics_at``) for one read from a snapshot, so
+      reloading does not change the figures. An estimate whose sample is older than the window
+      (against ``end``, or the cluster's newest sample ``Cluster.metrics_at`` for a snapshot) is
+      "no recent data": listed apart, in no total.
+
+    GPU-hours wasted = hours x the device's share of a GPU (``gpu_fraction``).
     """
     threshold = _number(request, "threshold", 5.0, 0.0, 100.0)
     busy = _number(request, "busy", 50.0, 0.0, 100.0)
@@ -263,7 +300,8 @@ def idle(request):
         by_cluster[r.cluster_id].append(r.device)
     measured: dict[int, float] = {}
     errors = []
-    polled = [c for c in shown if prometheus_url_for(c) and by_cluster.get(c.pk)]
+    polled_ids = {c.pk for c in shown if prometheus_url_for(c)}
+    polled = [c for c in shown if c.pk in polled_ids and by_cluster.get(c.pk)]
     neighbours = gpu_neighbours([d for c in polled for d in by_cluster[c.pk]]) if polled else []
     for c in polled:
         try:
@@ -272,33 +310,49 @@ def idle(request):
             errors.append(f"{c.name}: {exc}")
 
     pods = _pods_of([r.claim_id for r in results])
-    cluster_names = {c.pk: c.name for c in clusters}
+    by_pk = {c.pk: c for c in clusters}
+    # Snapshot values are frozen at their sample time: measure against it, not the clock.
+    ref = {c.pk: end if c.pk in polled_ids else (c.metrics_at or end) for c in shown}
     groups: dict[tuple[str, str], dict[str, Any]] = {}
     unknown = 0
+    no_recent: list[dict[str, Any]] = []
     for r in results:
         d, claim = r.device, r.claim
         since = claim.allocated_at or claim.created
+        cname = by_pk[r.cluster_id].name
+        age = None
         if d.pk in measured:
             util, basis = measured[d.pk], "measured"
-            held = (end - since).total_seconds() if since else window_s
-            hours = max(0.0, min(window_s, held)) / 3600
+            hours = hours_in_window(since, end, window_s)
         else:
             util, basis = charts.utilization_percent(d.metrics), "estimate"
-            hours = max(0.0, (end - since).total_seconds()) / 3600 if since else 0.0
-        if util is None:
-            unknown += 1
-            continue
+            if util is None:
+                unknown += 1
+                continue
+            age = sample_age_s(d.metrics_at, ref[r.cluster_id])
+            if age is None or not 0 <= age <= window_s:
+                no_recent.append(
+                    {"device": d, "claim": claim, "request": r.request, "util": util, "cluster": cname, "age": age_text(age)}
+                )
+                continue
+            until = ref[r.cluster_id] if r.cluster_id in polled_ids else d.metrics_at
+            hours = hours_in_window(since, until, window_s)
         if util >= threshold:
             continue
-        cname = cluster_names[r.cluster_id]
-        g = groups.setdefault((cname, claim.namespace), {"cluster": cname, "namespace": claim.namespace, "rows": [], "gpu_hours": 0.0})
+        g = groups.setdefault((cname, claim.namespace), {
+            "cluster": cname, "namespace": claim.namespace, "rows": [], "gpu_hours": 0.0, "measured": 0.0, "estimated": 0.0,
+        })  # fmt: skip
         wasted = hours * gpu_fraction(d)
         g["gpu_hours"] += wasted
+        g["measured" if basis == "measured" else "estimated"] += wasted
         g["rows"].append({
             "device": d, "claim": claim, "request": r.request, "util": util, "basis": basis, "hours": hours,
             "gpu_hours": wasted, "pods": pods.get(r.claim_id, []), "cluster": cname,
+            "age": age_text(age) if basis == "estimate" else "",
         })  # fmt: skip
     idle_groups = sorted(groups.values(), key=lambda g: (-g["gpu_hours"], g["cluster"], g["namespace"]))
+    rows = [row for g in idle_groups for row in g["rows"]]
+    no_recent.sort(key=lambda x: (x["cluster"], x["device"].node_name, x["device"].name, x["claim"].name))
 
     busy_q = Q(metrics__DCGM_FI_DEV_GPU_UTIL__gt=busy) | (
         Q(metrics__DCGM_FI_DEV_GPU_UTIL__isnull=True) & Q(metrics__DCGM_FI_PROF_GR_ENGINE_ACTIVE__gt=busy / 100)
@@ -312,8 +366,12 @@ def idle(request):
     ctx = {
         "threshold": threshold, "busy": busy, "window": window, "windows": list(charts.WINDOWS), "end": request.GET.get("end", ""),
         "clusters": clusters, "chosen": chosen, "groups": idle_groups, "busy_rows": busy_rows, "errors": errors,
-        "unknown": unknown, "total_gpu_hours": sum(g["gpu_hours"] for g in idle_groups), "states": states,
-        "idle_count": sum(len(g["rows"]) for g in idle_groups),
+        "unknown": unknown, "states": states, "idle_count": len(rows),
+        "measured_gpu_hours": sum(g["measured"] for g in idle_groups),
+        "measured_count": sum(1 for row in rows if row["basis"] == "measured"),
+        "estimated_gpu_hours": sum(g["estimated"] for g in idle_groups),
+        "estimated_count": sum(1 for row in rows if row["basis"] == "estimate"),
+        "no_recent": no_recent[:LIST_LIMIT], "no_recent_count": len(no_recent),
     }  # fmt: skip
     return render(request, _partial(request, "telemetry/idle.html", "tables"), ctx)
 

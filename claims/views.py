@@ -18,6 +18,7 @@ from claims.diagnosis.state import _event as parse_event
 from inventory.models import AllocationResult, ClaimState, KubeObject, Pod, Reservation, ResourceClaim, SourceKind
 
 from .filters import ClaimFilter, StuckFilter
+from .links import attach_object_links
 from .models import ClaimTransition, Finding, TransitionField
 from .runbooks import UnknownCategory, render_runbook
 
@@ -48,6 +49,7 @@ def stuck(request):
     page = Paginator(f.qs, PAGE_SIZE).get_page(request.GET.get("page"))
     findings = list(page.object_list)
     attach_age_reference(findings)
+    attach_object_links(findings)
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"filter": f, "page": page, "findings": findings, "params": params.urlencode()}
@@ -132,6 +134,9 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
         .select_related("cluster").order_by(F_RESOLVED_LAST, "severity_rank", "-first_seen", "pk")[:30]
     )
     attach_age_reference(findings)
+    seen_pods = [p for p in (*pods.values(), owner) if p is not None]
+    attach_object_links(findings, known=[("ResourceClaim", claim.cluster_id, claim.namespace, claim.name)]
+                        + [("Pod", claim.cluster_id, p.namespace, p.name) for p in seen_pods])
     pod_names = {r.name for r in reservations if r.resource == "pods"} | ({owner.name} if owner else set())
     pod_names |= {o["name"] for f in findings for o in f.involved if o.get("kind") == "Pod" and o.get("namespace") == claim.namespace}
     transitions = list(ClaimTransition.objects.filter(cluster=claim.cluster, claim_uid=claim.uid).order_by("observed_at", "pk")[:200])
@@ -171,4 +176,6 @@ def runbook(request, category: str):
     fid = request.GET.get("finding", "")
     if fid.isdigit():
         finding = Finding.objects.select_related("cluster").filter(pk=int(fid), category=category).first()
+        if finding is not None:
+            attach_object_links([finding])
     return render(request, "claims/runbook.html", {"category": category, "html": html, "finding": finding})

@@ -1,7 +1,7 @@
 """Template tags of the claims app: findings on inventory pages without the inventory views
 knowing about claims (inventory must not import claims; its templates load this library).
 
-Each tag runs one query.
+Each tag runs one query, plus one per kind of involved object to link (``claims.links``).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from django import template
 from django.db.models import Count, Q
 from django.urls import NoReverseMatch, reverse
 
+from claims.links import attach_object_links
 from claims.models import Finding, Severity
 
 register = template.Library()
@@ -35,7 +36,9 @@ def object_url(ref, cluster_name: str) -> str:
 
 
 def _rows(qs) -> list[Finding]:
-    return list(qs.open().select_related("cluster").defer("evidence").stuck_order()[:50])
+    rows = list(qs.open().select_related("cluster").defer("evidence").stuck_order()[:50])
+    attach_object_links(rows)
+    return rows
 
 
 @register.inclusion_tag("claims/_object_findings.html")

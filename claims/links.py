@@ -1,0 +1,111 @@
+"""Links to the objects a finding names, only for objects that are stored.
+
+A finding's ``involved`` objects (``[{kind, namespace, name}]``) may not exist: the claim of
+a ``claim_not_found`` finding is absent by definition, a pod may be gone since. Pages link
+only the stored ones and show the others as plain text marked "not stored".
+
+``attach_object_links(findings)`` sets ``f.links`` (a list of ``ObjectLink``, main object
+first) on every finding, in one query for all the findings of the page together (whatever
+their number) that checks the linked kinds (ResourceClaim, Pod, Node); ``known`` objects
+(already loaded by the page) are not looked up again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db.models import CharField, F, Value
+from django.urls import NoReverseMatch, reverse
+
+from inventory.models import Node, Pod, ResourceClaim
+
+# kind -> (model, URL name, namespaced)
+LINKED_KINDS = {
+    "ResourceClaim": (ResourceClaim, "claims:claim", True),
+    "Pod": (Pod, "claims:pod", True),
+    "Node": (Node, "inventory:node", False),
+}
+
+
+@dataclass(frozen=True)
+class ObjectLink:
+    """One involved object. ``url``: its page, "" when it has none or is not stored.
+    ``stored``: False when the kind has a page but no stored object of that name (the page
+    would be a 404), None when the kind has no page (nothing to check)."""
+
+    kind: str
+    namespace: str
+    name: str
+    url: str
+    stored: bool | None
+
+    @property
+    def label(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+    @property
+    def missing(self) -> bool:
+        return self.stored is False
+
+
+def _refs(finding) -> list[tuple[str, str, str]]:
+    out = []
+    for o in finding.involved or []:
+        if isinstance(o, dict):
+            out.append((str(o.get("kind") or ""), str(o.get("namespace") or ""), str(o.get("name") or "")))
+    return out
+
+
+def _stored(wanted: dict[str, set[tuple[int, str, str]]]) -> set[tuple[str, int, str, str]]:
+    """``(kind, cluster_id, namespace, name)`` of the wanted objects that exist: one query
+    (a UNION of one SELECT per kind), none when nothing is wanted."""
+    parts = []
+    for kind, keys in wanted.items():
+        if not keys:
+            continue
+        model, _, namespaced = LINKED_KINDS[kind]
+        qs = model.objects.filter(cluster_id__in={k[0] for k in keys}, name__in={k[2] for k in keys}).order_by()
+        qs = qs.annotate(ref_kind=Value(kind, output_field=CharField()),
+                         ref_ns=F("namespace") if namespaced else Value("", output_field=CharField()))
+        parts.append(qs.values_list("ref_kind", "cluster_id", "ref_ns", "name"))
+    if not parts:
+        return set()
+    rows = parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
+    return {(k, c, ns, n) for k, c, ns, n in rows if (c, ns, n) in wanted[k]}
+
+
+def attach_object_links(findings: Iterable, known: Iterable[tuple[str, int, str, str]] = ()) -> None:
+    """Set ``f.links`` on each finding (needs ``f.cluster`` loaded, e.g. ``select_related``).
+
+    ``known``: ``(kind, cluster_id, namespace, name)`` of objects the caller already read
+    (namespace "" for a Node); they are linked without a query.
+    """
+    findings = list(findings)
+    found = set(known)
+    wanted: dict[str, set[tuple[int, str, str]]] = {k: set() for k in LINKED_KINDS}
+    for f in findings:
+        for kind, ns, name in _refs(f):
+            if kind in LINKED_KINDS and name and (ns or not LINKED_KINDS[kind][2]):
+                key = (f.cluster_id, ns if LINKED_KINDS[kind][2] else "", name)
+                if (kind, *key) not in found:
+                    wanted[kind].add(key)
+    found |= _stored(wanted)
+    for f in findings:
+        links = []
+        for kind, ns, name in _refs(f):
+            spec = LINKED_KINDS.get(kind)
+            if spec is None or not name or (spec[2] and not ns):
+                links.append(ObjectLink(kind, ns, name, "", None))
+                continue
+            key_ns = ns if spec[2] else ""
+            if (kind, f.cluster_id, key_ns, name) not in found:
+                links.append(ObjectLink(kind, ns, name, "", False))
+                continue
+            args = [f.cluster.name, ns, name] if spec[2] else [f.cluster.name, name]
+            try:
+                url = reverse(spec[1], args=args)
+            except NoReverseMatch:
+                url = ""
+            links.append(ObjectLink(kind, ns, name, url, True))
+        f.links = links

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
 from django.db.models import Q
 
 from .models import Cluster, Device, DeviceType, Node
+
+ANY_YES_NO = (("", "Any"), ("true", "Yes"), ("false", "No"))
+
+
+def filtered(f: django_filters.FilterSet):
+    """The FilterSet's queryset, or none at all when a value is invalid (e.g. an unknown
+    cluster in a pasted link): silently dropping the filter would show the whole fleet."""
+    return f.qs if not f.is_bound or f.is_valid() else f.queryset.none()
 
 
 class NodeFilter(django_filters.FilterSet):
@@ -14,7 +23,7 @@ class NodeFilter(django_filters.FilterSet):
     product = django_filters.CharFilter(field_name="gpu_product", lookup_expr="icontains", label="GPU product")
     driver = django_filters.CharFilter(method="by_driver", label="Driver")
     min_free = django_filters.NumberFilter(field_name="free_count", lookup_expr="gte", label="Free devices ≥")
-    problems = django_filters.BooleanFilter(method="with_problems", label="Only problems")
+    problems = django_filters.BooleanFilter(method="with_problems", label="Only problems", widget=forms.Select(choices=ANY_YES_NO))
 
     class Meta:
         model = Node
@@ -38,7 +47,7 @@ class DeviceFilter(django_filters.FilterSet):
     type = django_filters.ChoiceFilter(choices=DeviceType.choices, label="Type")
     driver = django_filters.CharFilter(field_name="driver", label="Driver")
     profile = django_filters.CharFilter(field_name="profile", label="MIG profile")
-    allocated = django_filters.BooleanFilter(method="by_allocated", label="Allocated")
+    allocated = django_filters.BooleanFilter(method="by_allocated", label="Allocated", widget=forms.Select(choices=ANY_YES_NO))
 
     class Meta:
         model = Device

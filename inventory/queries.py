@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet, Sum
+from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 
 from . import mig
 from .models import Cluster, Device, DeviceType, Node
@@ -29,12 +29,19 @@ def cluster_rows() -> list[dict[str, Any]]:
             nodes=Count("pk"), gpus=Sum("gpu_count"), migs=Sum("mig_count"),
             allocated=Sum("allocated_count"), free=Sum("free_count"),
             not_ready=Count("pk", filter=Q(ready=False) | Q(unschedulable=True)),
+            # Snapshots carry no server version: the kubelet versions the nodes report stand in.
+            kubelet_min=Min("kubelet_version", filter=~Q(kubelet_version="")),
+            kubelet_max=Max("kubelet_version", filter=~Q(kubelet_version="")),
         )
     }  # fmt: skip
     rows = []
     for c in Cluster.objects.all():
         s = sums.get(c.pk, {})
-        rows.append({"cluster": c, **{k: s.get(k) or 0 for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready")}})
+        lo, hi = s.get("kubelet_min") or "", s.get("kubelet_max") or ""
+        rows.append({
+            "cluster": c, "kubelets": lo if lo == hi else f"{lo} – {hi}",
+            **{k: s.get(k) or 0 for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready")},
+        })  # fmt: skip
     return rows
 
 

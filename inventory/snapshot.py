@@ -70,6 +70,9 @@ def _load_file(path: Path, out: SnapshotLoad) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         out.errors.append(f"{path.name}: cannot read ({exc})")
         return
+    if not text.strip():
+        out.errors.append(f"{path.name}: file is empty")
+        return
     if path.suffix in PROM_SUFFIXES:
         out.prom[path.name] = text
         return

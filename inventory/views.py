@@ -13,7 +13,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_tables2 import RequestConfig
 
 from . import queries
-from .filters import DeviceFilter, NodeFilter
+from .filters import DeviceFilter, NodeFilter, filtered
 from .models import Cluster, Device, Node, ResourceSlice, SyncRun
 from .tables import NodeTable
 
@@ -50,7 +50,7 @@ def overview(request, cluster_name: str | None = None):
 def node_list(request):
     qs = Node.objects.select_related("cluster").defer("raw", "labels")
     f = NodeFilter(request.GET, queryset=qs)
-    table = NodeTable(f.qs)
+    table = NodeTable(filtered(f))
     RequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
     return render(request, _template(request, "inventory/node_list.html", "table"), {"filter": f, "table": table})
 
@@ -76,7 +76,7 @@ def node_detail(request, cluster_name: str, name: str):
 def device_list(request):
     qs = Device.objects.select_related("cluster").defer("attributes", "capacity")
     f = DeviceFilter(request.GET, queryset=qs)
-    page = Paginator(f.qs.order_by("cluster__name", "node_name", "driver", "name"), PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(filtered(f).order_by("cluster__name", "node_name", "driver", "name"), PAGE_SIZE).get_page(request.GET.get("page"))
     devices = list(page.object_list)
     by_cluster: dict[int, list[Device]] = {}
     for d in devices:

@@ -105,3 +105,12 @@ def test_hostile_label_and_device_names_are_escaped(client_in):
     html = client_in.get(reverse("inventory:node", args=["evil", "gpu-node-1"])).content.decode()
     assert "<script>alert('p')</script>" not in html and "&lt;script&gt;" in html
     assert "<img src=x" not in html
+
+
+def test_an_unknown_cluster_in_a_pasted_link_shows_nothing_and_says_why(client_in, loaded):
+    resp = client_in.get(reverse("inventory:nodes"), {"cluster": "doesnotexist"})
+    assert resp.status_code == 200
+    assert list(resp.context["table"].page.object_list) == []
+    assert "Select a valid choice" in resp.content.decode()
+    resp = client_in.get(reverse("inventory:devices"), {"cluster": "doesnotexist"})
+    assert resp.context["devices"] == []

@@ -98,16 +98,41 @@ def _events(claim: ResourceClaim, pod_names: set[str]) -> list:
     return events[:EVENT_LIMIT]
 
 
-def _history(claim: ResourceClaim, transitions: list[ClaimTransition]) -> dict:
-    """Phase milestones: created, allocated (``allocationTimestamp``), reserved (first state
-    transition into in_use that was observed), and time to allocation."""
-    reserved = next((t for t in transitions if t.field == TransitionField.STATE and t.new == ClaimState.IN_USE), None)
+# States in which a claim holds an allocation (a deleting claim may still hold one).
+_ALLOCATED_STATES = {ClaimState.ALLOCATED, ClaimState.IN_USE}
+
+
+def _history(claim: ResourceClaim, transitions: list[ClaimTransition], reserved_now: bool,
+             allocated_now: bool) -> dict:
+    """Phase milestones of the claim page.
+
+    - ``created``: ``metadata.creationTimestamp``; ``allocated_at``: ``status.allocation``'s
+      ``allocationTimestamp`` (Kubernetes >= 1.34), else None.
+    - ``first_seen`` / ``first_state``: the first state transition Claimscope recorded
+      (``old == ""``): when and in which state the claim was first observed.
+    - ``allocated_before_first_seen``: allocated (``allocated_now``: ``status.allocation``
+      has results, or the state says so) without an ``allocationTimestamp``: the allocation
+      time is unknown, not absent.
+    - ``reserved``: the observed transition into ``in_use`` from another state (its time is
+      when reservation was seen); ``reserved_before_first_seen``: first seen already in use,
+      or ``status.reservedFor`` names a consumer now (``reserved_now``) and no reservation
+      was ever observed happening (e.g. first seen deleting with reservedFor kept).
+    """
+    first = next((t for t in transitions if t.field == TransitionField.STATE and not t.old), None)
+    first_state = first.new if first else ""
+    reserved = next((t for t in transitions if t.field == TransitionField.STATE and t.new == ClaimState.IN_USE
+                     and t.old), None)
+    before = reserved is None and (first_state == ClaimState.IN_USE or reserved_now)
+    held = allocated_now or reserved_now or claim.state in _ALLOCATED_STATES
     return {
         "created": claim.created,
         "allocated_at": claim.allocated_at,
         "time_to_allocation": (claim.allocated_at - claim.created) if claim.allocated_at and claim.created else None,
+        "first_seen": first.observed_at if first else None,
+        "first_state": first_state,
+        "allocated_before_first_seen": claim.allocated_at is None and held,
         "reserved": reserved,
-        "reserved_before_first_seen": reserved is not None and not reserved.old,
+        "reserved_before_first_seen": before,
     }
 
 
@@ -140,9 +165,10 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
     pod_names = {r.name for r in reservations if r.resource == "pods"} | ({owner.name} if owner else set())
     pod_names |= {o["name"] for f in findings for o in f.involved if o.get("kind") == "Pod" and o.get("namespace") == claim.namespace}
     transitions = list(ClaimTransition.objects.filter(cluster=claim.cluster, claim_uid=claim.uid).order_by("observed_at", "pk")[:200])
+    results = list(claim.results.all())
     ctx = {
         "claim": claim,
-        "results": list(claim.results.all()),
+        "results": results,
         "reservations": reservations,
         "owner_uid": owner_uid,
         "owner": owner,
@@ -153,7 +179,7 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
         "resolved_findings": [f for f in findings if f.resolved_at is not None],
         "events": _events(claim, pod_names),
         "transitions": transitions,
-        "history": _history(claim, transitions),
+        "history": _history(claim, transitions, reserved_now=bool(reservations), allocated_now=bool(results)),
     }
     return render(request, "claims/claim_detail.html", ctx)
 

@@ -158,6 +158,8 @@ DIAGNOSIS_ALLOCATED_NOT_RESERVED_SECONDS = env.int(
     "DIAGNOSIS_ALLOCATED_NOT_RESERVED_SECONDS", default=300
 )
 DIAGNOSIS_DELETING_SECONDS = env.int("DIAGNOSIS_DELETING_SECONDS", default=300)
+# A live cluster whose sync changed nothing is re-diagnosed at most this often.
+ANALYSIS_REFRESH_SECONDS = env.int("ANALYSIS_REFRESH_SECONDS", default=60)
 
 LOGGING = {
     "version": 1,

@@ -56,6 +56,7 @@ class Cluster(models.Model):
     last_sync_status = models.CharField(max_length=16, choices=SyncStatus.choices, blank=True)
     metrics_at = models.DateTimeField(null=True, blank=True, help_text="Time of the newest DCGM samples stored")
     metrics_error = models.TextField(blank=True)
+    analyzed_at = models.DateTimeField(null=True, blank=True, help_text="last diagnosis and readiness run")
 
     class Meta:
         ordering = ["name"]

@@ -39,7 +39,7 @@ def cluster_rows() -> list[dict[str, Any]]:
         s = sums.get(c.pk, {})
         lo, hi = s.get("kubelet_min") or "", s.get("kubelet_max") or ""
         rows.append({
-            "cluster": c, "kubelets": lo if lo == hi else f"{lo} – {hi}",
+            "cluster": c, "kubelets": lo if lo == hi else f"{lo} to {hi}",
             **{k: s.get(k) or 0 for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready")},
         })  # fmt: skip
     return rows

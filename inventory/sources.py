@@ -42,6 +42,8 @@ class ReadResult:
     prom: dict[str, str] = field(default_factory=dict)
     server_version: str = ""
     payload_bytes: int = 0
+    # Set by the sync: did reconciling this read create, update or delete anything?
+    changed: bool = True
 
 
 class Source(Protocol):

@@ -579,6 +579,9 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
             run.error = f"{len(errors)} problem(s); nothing was deleted. First: {errors[0]}"
         if read.server_version:
             cluster.server_version = read.server_version
+        read.changed = bool(errors) or any(
+            c.get(k) for c in counts.values() for k in ("created", "updated", "deleted")
+        )
         if after_read is not None:
             after_read(cluster, read)
     except SourceError as exc:

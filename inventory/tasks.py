@@ -29,14 +29,35 @@ def source_for(cluster: Cluster):
     )
 
 
+def analysis_due(cluster: Cluster, changed: bool, now) -> bool:
+    """Must the whole-cluster analyses (diagnosis, readiness) run after this sync?
+
+    Always when the sync changed something. When nothing changed, a snapshot gives the same
+    answer again (its ``now`` is its own newest timestamp), so never; a live cluster is
+    re-analysed every ``ANALYSIS_REFRESH_SECONDS``, because time alone moves claims past the
+    pending and deleting thresholds.
+    """
+    if changed or cluster.analyzed_at is None:
+        return True
+    if cluster.source_kind == SourceKind.SNAPSHOT:
+        return False
+    return (now - cluster.analyzed_at).total_seconds() >= settings.ANALYSIS_REFRESH_SECONDS
+
+
 def after_read_hooks(cluster, read) -> None:
-    """Work that follows a reconcile: telemetry from snapshot scrapes, then the diagnosis."""
+    """Work that follows a reconcile: the inventory's own (telemetry from snapshot scrapes)
+    always, the other apps' whole-cluster analyses when ``analysis_due``."""
     from django.apps import apps
 
+    now = timezone.now()
+    due = analysis_due(cluster, getattr(read, "changed", True), now)
     for app in apps.get_app_configs():
         hook = getattr(app, "after_sync", None)
-        if hook is not None:
+        if hook is not None and (due or app.label == "inventory"):
             hook(cluster, read)
+    if due:
+        Cluster.objects.filter(pk=cluster.pk).update(analyzed_at=now)
+        cluster.analyzed_at = now
 
 
 def run_sync(cluster: Cluster) -> SyncRun:

@@ -129,6 +129,6 @@ def test_names_an_api_server_would_reject_are_not_stored_and_make_the_run_partia
 def test_a_device_name_longer_than_a_dns_label_rejects_its_slice(cluster):
     objs = _slices()[1:2]
     objs[0]["spec"]["devices"][0]["name"] = "g" * 300
-    counts, errors = apply_read(cluster, _read(objs))
+    _, errors = apply_read(cluster, _read(objs))
     assert any("is not a DNS label" in e for e in errors)
     assert ResourceSlice.objects.count() == 0

@@ -19,7 +19,7 @@ from inventory.models import Cluster, SourceKind, SyncRun
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster
 from inventory.tasks import after_read_hooks
-from migration.evaluation import evaluate_cluster, items_json
+from migration.evaluation import evaluate_cluster, items_json, readiness_evidence
 from migration.models import Attestation, ReadinessEvaluation, Trigger, items_fingerprint
 from migration.readiness import FAIL, PASS, UNKNOWN, evaluate_readiness
 
@@ -54,7 +54,7 @@ def seed_readiness_history(cluster: Cluster, now: datetime) -> int:
     ReadinessEvaluation.objects.filter(cluster=cluster, trigger=Trigger.DEMO).delete()
     Attestation.objects.filter(cluster=cluster, note__startswith=DEMO_NOTE).delete()
     objects, _ = cluster_objects(cluster.name)
-    current = items_json(evaluate_readiness(objects, now), {})
+    current = items_json(evaluate_readiness(objects, now, **readiness_evidence(cluster)), {})
     met = [i["id"] for i in current if i["status"] == PASS]
     written = 0
     for days, missing in HISTORY:

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from inventory.exports import cluster_objects
-from inventory.models import Cluster, Node
+from inventory.models import Cluster, Device, Node
 from migration.blockers import parse_version
 from migration.models import Attestation, ReadinessEvaluation, Trigger, items_fingerprint
 from migration.planner import MigrationPlan, plan_migration
@@ -38,6 +38,12 @@ def server_version_for(cluster: Cluster, objects: list[dict[str, Any]] | None = 
 def cluster_plan(cluster: Cluster, target_version: str) -> MigrationPlan:
     objects, _prom = cluster_objects(cluster.name)
     return plan_migration(objects, server_version_for(cluster, objects), target_version)
+
+
+def readiness_evidence(cluster: Cluster) -> dict[str, Any]:
+    """Stored evidence ``evaluate_readiness`` cannot see in the objects, as keyword arguments:
+    ``dcgm_devices_with_metrics``, the devices of ``cluster`` with DCGM samples (one query)."""
+    return {"dcgm_devices_with_metrics": Device.objects.filter(cluster=cluster).exclude(metrics={}).count()}
 
 
 def items_json(result: Readiness, row_of: dict[Any, int]) -> list[dict[str, Any]]:
@@ -72,7 +78,7 @@ def evaluate_cluster(
         c = a.to_core()
         row_of[c] = a.pk
         core_atts.append(c)
-    result = evaluate_readiness(objects, now, core_atts)
+    result = evaluate_readiness(objects, now, core_atts, **readiness_evidence(cluster))
     items = items_json(result, row_of)
     fp = items_fingerprint(items)
     latest = ReadinessEvaluation.objects.filter(cluster=cluster).only("fingerprint", "evaluated_at").first()

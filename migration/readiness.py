@@ -1,7 +1,7 @@
 """The production-readiness checklist of docs/domain.md, evaluated from cluster objects.
 
 Pure: no Django; ``now`` is passed in. ``evaluate_readiness(objects, now, attestations,
-prometheus_rules)`` returns a ``Readiness`` with one ``ItemResult`` per checklist item (stable
+prometheus_rules, dcgm_devices_with_metrics)`` returns a ``Readiness`` with one ``ItemResult`` per checklist item (stable
 ids below), each ``pass`` / ``fail`` / ``unknown`` / ``attested`` with evidence lines and a
 next step.
 
@@ -298,9 +298,20 @@ def _mig_configs_declared(objects: list[dict[str, Any]]) -> set[str] | None:
     return found
 
 
-def _mig_geometry(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]]) -> _Auto:
+def _mig_geometry(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]], slice_nodes: set[str]) -> _Auto:
+    """MIG labels live on Node objects (GPU feature discovery): without Node objects, or with
+    GPU nodes known only from their ResourceSlices, "no MIG-capable node" cannot be shown."""
     capable = [n for n in gpu_nodes if _labels(n).get("nvidia.com/mig.capable") == "true" or _labels(n).get("nvidia.com/mig.config")]
     if not capable:
+        node_names = {_name(n) for n in _kind(objects, "Node")}
+        if not node_names:
+            return _Auto(UNKNOWN, ("no Node objects read; cannot see MIG labels",),
+                         "Snapshot the Nodes (with their nvidia.com/mig.* labels).")
+        unseen = sorted(slice_nodes - node_names)
+        if unseen:
+            return _Auto(UNKNOWN, (f"{len(unseen)} GPU node(s) known only from ResourceSlices, no Node object: "
+                                   f"cannot see their MIG labels ({', '.join(unseen[:5])}{', ...' if len(unseen) > 5 else ''})",),
+                         "Snapshot the Nodes (with their nvidia.com/mig.* labels).")
         return _Auto(PASS, ("no MIG-capable GPU nodes",), "Nothing to declare.")
     declared = _mig_configs_declared(objects)
     lines: list[str] = []
@@ -345,9 +356,15 @@ def _gpu_node_pool(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]
                  "Create a separate GPU node pool (node group, GKE node pool, Karpenter NodePool).")
 
 
-def _dcgm_alerts(objects: list[dict[str, Any]], prometheus_rules: list[Any] | None) -> _Auto:
+def _dcgm_alerts(objects: list[dict[str, Any]], prometheus_rules: list[Any] | None,
+                 dcgm_devices_with_metrics: int | None = None) -> _Auto:
     lines: list[str] = []
     running = False
+    if dcgm_devices_with_metrics:
+        # DCGM samples attributed to devices of this cluster: an exporter runs and is scraped,
+        # even when its DaemonSet/pods were not read (another namespace, no RBAC).
+        running = True
+        lines.append(f"DCGM samples stored for {dcgm_devices_with_metrics} device(s)")
     for d in _kind(objects, "DaemonSet"):
         if "dcgm-exporter" in _name(d):
             ready = int(dig(d, "status", "numberReady") or 0)
@@ -375,7 +392,7 @@ def _dcgm_alerts(objects: list[dict[str, Any]], prometheus_rules: list[Any] | No
         if where:
             lines.append(f"alert on {what} ({f}) in {', '.join(where)}")
     if not running:
-        lines.insert(0, "no running dcgm-exporter DaemonSet or pod")
+        lines.insert(0, "no running dcgm-exporter DaemonSet or pod, and no DCGM samples stored")
     if missing:
         lines.append("no alert rule on " + ", ".join(f"{w} ({DCGM_ALERT_FIELDS[w]})" for w in missing))
     if running and not missing:
@@ -440,6 +457,7 @@ def evaluate_readiness(
     now: datetime,
     attestations: Iterable[Attestation] = (),
     prometheus_rules: list[Any] | None = None,
+    dcgm_devices_with_metrics: int | None = None,
 ) -> Readiness:
     """Evaluate the eight checklist items.
 
@@ -447,6 +465,13 @@ def evaluate_readiness(
     ``attestations``: statements for what the cluster cannot show; the newest valid one per
     item counts. ``prometheus_rules``: rules from the Prometheus rules API (dicts with
     ``query``/``expr``, or expression strings), read in addition to PrometheusRule objects.
+    ``dcgm_devices_with_metrics``: devices with stored DCGM samples (None: not known); more
+    than zero counts as a running exporter for ``dcgm_alerts`` (the alert rules still need
+    PrometheusRules or the rules API). No sample time enters the evidence: it moves on every
+    scrape, and stored evaluations are compared line by line.
+
+    ``objects`` without ``kind`` (e.g. the empty raw of a node known only from its slices)
+    are ignored.
     """
     slice_nodes = {d.node_name for sl in _gpu_slices(objects) for d in sl.devices if d.node_name}
     gpu_nodes = [n for n in _kind(objects, "Node") if _is_gpu_node(n, slice_nodes)]
@@ -454,9 +479,9 @@ def evaluate_readiness(
         "allocation_path": _allocation_path(objects),
         "operator_pinned": _operator_pinned(objects),
         "gpu_nodes_tainted": _gpu_nodes_tainted(objects, gpu_nodes),
-        "mig_geometry_declared": _mig_geometry(objects, gpu_nodes),
+        "mig_geometry_declared": _mig_geometry(objects, gpu_nodes, slice_nodes),
         "gpu_node_pool": _gpu_node_pool(objects, gpu_nodes),
-        "dcgm_alerts": _dcgm_alerts(objects, prometheus_rules),
+        "dcgm_alerts": _dcgm_alerts(objects, prometheus_rules, dcgm_devices_with_metrics),
         "queueing": _queueing(objects),
         "evidence": _evidence(objects, gpu_nodes),
     }

@@ -579,6 +579,9 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
             run.error = f"{len(errors)} problem(s); nothing was deleted. First: {errors[0]}"
         if read.server_version:
             cluster.server_version = read.server_version
+        # The hooks read what they need from the database: let the parsed payload go first,
+        # so a whole-cluster analysis does not hold two copies of the fleet at once.
+        read.objects = []
         read.changed = bool(errors) or any(
             c.get(k) for c in counts.values() for k in ("created", "updated", "deleted")
         )

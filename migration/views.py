@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from django import forms
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -26,7 +27,7 @@ from django.utils.http import content_disposition_header, urlencode
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from inventory.models import Cluster
+from inventory.models import Cluster, KubeObject
 from migration import blockers as b
 from migration import planner as p
 from migration.evaluation import cluster_plan, diff_items, evaluate_cluster, week_before
@@ -55,7 +56,23 @@ def can_attest(user) -> bool:
     return user.has_perm("migration.add_attestation") or user.groups.filter(name__in=OPERATOR_GROUPS).exists()
 
 
-def _selected_cluster(request) -> tuple[Cluster | None, list[Cluster]]:
+# Kinds the plan translates (besides bare Pods): the cluster with most of them is the one a
+# visitor of the plan page most likely wants to see first.
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job", "CronJob", "DaemonSet")
+
+
+def _busiest_cluster_id() -> int | None:
+    """The cluster with the most stored workload controllers (one aggregate query; ties by
+    name), or None when no cluster has any."""
+    return (
+        KubeObject.objects.filter(kind__in=WORKLOAD_KINDS).values("cluster_id").annotate(n=Count("pk"))
+        .order_by("-n", "cluster__name").values_list("cluster_id", flat=True).first()
+    )
+
+
+def _selected_cluster(request, prefer_busiest: bool = False) -> tuple[Cluster | None, list[Cluster]]:
+    """``?cluster=`` (404 when unknown), else the first by name, or with ``prefer_busiest``
+    the one with the most workload controllers (``_busiest_cluster_id``)."""
     clusters = list(Cluster.objects.only("name").order_by("name"))
     name = request.GET.get("cluster") or ""
     if name:
@@ -63,6 +80,11 @@ def _selected_cluster(request) -> tuple[Cluster | None, list[Cluster]]:
         if chosen is None:
             raise Http404("no such cluster")
         return chosen, clusters
+    if prefer_busiest and clusters:
+        busiest = _busiest_cluster_id()
+        chosen = next((c for c in clusters if c.pk == busiest), None)
+        if chosen is not None:
+            return chosen, clusters
     return (clusters[0] if clusters else None), clusters
 
 
@@ -212,7 +234,7 @@ def _plan_rows(plan: p.MigrationPlan) -> list[dict[str, Any]]:
 
 @vary_on_headers("HX-Request")
 def plan(request):
-    cluster, clusters = _selected_cluster(request)
+    cluster, clusters = _selected_cluster(request, prefer_busiest=True)
     target = _target(request)
     ctx: dict[str, Any] = {"cluster": cluster, "clusters": clusters, "targets": TARGETS, "target": target}
     if cluster is not None:

@@ -386,13 +386,14 @@ _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9
 SUBDOMAIN_NAMED = frozenset({"Node", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "Pod"})
 
 
-def name_problem(obj: dict[str, Any]) -> str | None:
+def name_problem(obj: dict[str, Any], namespaced: bool = True) -> str | None:
     """Why ``metadata.name``/``namespace`` could not have come from an API server, or None.
 
     The API server rejects such names, so a snapshot holding one was edited or forged; storing
     it would put unroutable text into page links. Rules (Kubernetes apimachinery validation):
     namespaces are DNS-1123 labels (<= 63); names of the kinds in ``SUBDOMAIN_NAMED`` are
     DNS-1123 subdomains (<= 253); every other name is a path segment without ``/`` or ``%``.
+    ``namespaced``: False for cluster-scoped kinds, whose ``metadata.namespace`` is not checked.
     """
     meta = obj.get("metadata") or {}
     kind = str(obj.get("kind"))
@@ -400,7 +401,8 @@ def name_problem(obj: dict[str, Any]) -> str | None:
     shown = repr(name)[:80]
     if not isinstance(name, str) or not name:
         return f"{kind} without metadata.name"
-    if ns is not None and (not isinstance(ns, str) or len(ns) > 63 or not _DNS_LABEL.match(ns)):
+    # A cluster-scoped object's namespace is ignored by the API server (samples carry placeholders).
+    if namespaced and ns is not None and (not isinstance(ns, str) or len(ns) > 63 or not _DNS_LABEL.match(ns)):
         return f"{kind} {shown}: namespace {repr(ns)[:80]} is not a valid Kubernetes namespace"
     if kind in SUBDOMAIN_NAMED:
         if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):

@@ -41,6 +41,7 @@ from .models import (
     SyncRun,
     SyncStatus,
 )
+from .kinds import BY_KIND
 from .sources import ReadResult, Source, SourceError
 
 log = logging.getLogger(__name__)
@@ -472,7 +473,8 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
     errors = list(read.errors)
     by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for obj in read.objects:
-        problem = parse.name_problem(obj)
+        spec = BY_KIND.get(str(obj.get("kind")))
+        problem = parse.name_problem(obj, namespaced=spec.namespaced if spec else True)
         if problem:
             errors.append(problem)
             continue

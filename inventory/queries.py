@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import Count, Max, Min, Q, QuerySet, Sum
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Sum
 
 from . import mig
 from .models import Cluster, Device, DeviceType, Node
@@ -45,22 +45,29 @@ def cluster_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def _with_allocated(devs: QuerySet) -> QuerySet:
+    """Annotate ``held``: some allocation result names the device (an indexed EXISTS, cheaper
+    than joining every allocation and counting distinct devices)."""
+    from .models import AllocationResult
+
+    return devs.annotate(held=Exists(AllocationResult.objects.filter(device_id=OuterRef("pk"))))
+
+
 def gpus_by_product(cluster: Cluster | None) -> list[dict[str, Any]]:
     """Physical GPUs by productName: whole GPUs plus MIG-partitioned parents (by parentUUID),
     with allocated whole GPUs and MIG instances counted separately."""
-    devs = scoped(Device.objects.filter(driver=GPU_DRIVER), cluster)
+    devs = _with_allocated(scoped(Device.objects.filter(driver=GPU_DRIVER), cluster))
     whole = {
         r["product_name"]: r
         for r in devs.filter(type=DeviceType.GPU).values("product_name").annotate(
-            n=Count("pk", distinct=True), allocated=Count("pk", filter=Q(allocations__isnull=False), distinct=True),
-            memory=Max("memory_bytes"),
+            n=Count("pk"), allocated=Count("pk", filter=Q(held=True)), memory=Max("memory_bytes"),
         )
     }  # fmt: skip
     parted = {
         r["product_name"]: r
         for r in devs.filter(type=DeviceType.MIG).values("product_name").annotate(
-            parents=Count("parent_uuid", distinct=True), instances=Count("pk", distinct=True),
-            allocated=Count("pk", filter=Q(allocations__isnull=False), distinct=True),
+            parents=Count("parent_uuid", distinct=True), instances=Count("pk"),
+            allocated=Count("pk", filter=Q(held=True)),
         )
     }  # fmt: skip
     out = []
@@ -78,9 +85,9 @@ def gpus_by_product(cluster: Cluster | None) -> list[dict[str, Any]]:
 
 def mig_by_profile(cluster: Cluster | None) -> list[dict[str, Any]]:
     """MIG instances by (product, profile): total, allocated, free."""
-    devs = scoped(Device.objects.filter(driver=GPU_DRIVER, type=DeviceType.MIG), cluster)
+    devs = _with_allocated(scoped(Device.objects.filter(driver=GPU_DRIVER, type=DeviceType.MIG), cluster))
     rows = devs.values("product_name", "profile").annotate(
-        total=Count("pk", distinct=True), allocated=Count("pk", filter=Q(allocations__isnull=False), distinct=True)
+        total=Count("pk"), allocated=Count("pk", filter=Q(held=True))
     ).order_by("product_name", "profile")
     return [{**r, "free": r["total"] - r["allocated"]} for r in rows]
 

@@ -72,6 +72,19 @@ def browser():
         b.close()
 
 
+def logged_in_page(browser, base_url: str, username: str, password: str, width: int = 1400, height: int = 1000):
+    """(context, page) logged in as ``username``; ``page.js_errors`` collects page errors and
+    console errors (a CSP violation shows up there)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    login(page, base_url, username, password)
+    page.js_errors = errors
+    return context, page
+
+
 def login(page, base_url: str, username: str, password: str) -> None:
     page.goto(base_url + "/login/")
     page.fill("input[name=username]", username)

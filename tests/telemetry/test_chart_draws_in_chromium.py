@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from inventory.models import Cluster, Device
-from tests.conftest import login
+from tests.conftest import logged_in_page
 from tests.fixtures.prometheus.build_fixtures import H200_START
 from tests.telemetry.pagedata import H200_UUID, h200_slice_folder
 
@@ -22,12 +22,7 @@ def test_the_device_chart_draws_the_h200_plateau(browser, live_server, transacti
     Cluster.objects.filter(name="h200").update(prometheus_url=prometheus_url)
     device = Device.objects.get(cluster__name="h200", uuid=H200_UUID)
     django_user_model.objects.create_user("charts", password="charts-pw-1")
-    context = browser.new_context(viewport={"width": 1300, "height": 1400})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    login(page, live_server.url, "charts", "charts-pw-1")
+    context, page = logged_in_page(browser, live_server.url, "charts", "charts-pw-1", width=1300, height=1400)
     page.goto(live_server.url + reverse("inventory:telemetry-device", args=[device.pk]) + f"?window=1h&end={END}")
     page.locator(".plotly-chart .main-svg").first.wait_for(timeout=15000)
     text = page.locator(".plotly-chart").first.inner_text()
@@ -36,4 +31,4 @@ def test_the_device_chart_draws_the_h200_plateau(browser, live_server, transacti
         page.screenshot(path=os.path.join(shots, "h200-chart.png"), full_page=True)
     context.close()
     assert "100" in text or "95" in text  # the utilization axis reaches the plateau
-    assert errors == []
+    assert page.js_errors == []

@@ -32,7 +32,10 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -p no:cacheprovider $(PYTEST_ARGS)
 
+## Benchmark sync and pages on generated fleets (docs/benchmark.md); DATABASE_URL picks the database.
+BENCH_ARGS ?= --nodes 100 1000
 bench: install
+	$(BIN)/python manage.py migrate --noinput -v0
 	$(BIN)/python manage.py benchmark $(BENCH_ARGS)
 
 lint: install

@@ -25,7 +25,8 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from . import parse
+from . import cel, parse
+from .kinds import BY_KIND
 from .models import (
     AllocationResult,
     Cluster,
@@ -41,7 +42,6 @@ from .models import (
     SyncRun,
     SyncStatus,
 )
-from .kinds import BY_KIND
 from .sources import ReadResult, Source, SourceError
 
 log = logging.getLogger(__name__)
@@ -204,11 +204,7 @@ def _class_matcher(cluster: Cluster) -> Callable[[parse.Device], list[str]]:
     Uses ``inventory.cel`` (CEL with the Kubernetes extension functions). A class whose
     selector does not compile or fails on a device simply does not match it.
     """
-    classes = {name: sels for name, sels in DeviceClass.objects.filter(cluster=cluster).values_list("name", "selectors")}
-    try:
-        from . import cel
-    except ImportError:  # pragma: no cover - cel lands with the diagnosis engine
-        return lambda d: []
+    classes = dict(DeviceClass.objects.filter(cluster=cluster).values_list("name", "selectors"))
 
     def match(d: parse.Device) -> list[str]:
         try:

@@ -209,7 +209,7 @@ def _class_matcher(cluster: Cluster) -> Callable[[parse.Device], list[str]]:
     def match(d: parse.Device) -> list[str]:
         try:
             return list(cel.classes_matching(d, classes))
-        except Exception:
+        except Exception:  # a CEL library fault must not fail the inventory: no class matches
             return []
 
     return match

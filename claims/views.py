@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.views.decorators.vary import vary_on_headers
 
 from claims.diagnosis.state import _event as parse_event
+from inventory.filters import filtered
 from inventory.models import AllocationResult, ClaimState, KubeObject, Pod, Reservation, ResourceClaim, SourceKind
 
 from .filters import ClaimFilter, StuckFilter
@@ -46,7 +47,7 @@ def stuck(request):
     """Open findings, most severe then oldest first; the table refreshes every 10 s."""
     qs = Finding.objects.open().select_related("cluster").defer("evidence")
     f = StuckFilter(request.GET, queryset=qs)
-    page = Paginator(f.qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(filtered(f), PAGE_SIZE).get_page(request.GET.get("page"))
     findings = list(page.object_list)
     attach_age_reference(findings)
     attach_object_links(findings)
@@ -60,7 +61,7 @@ def stuck(request):
 def claim_list(request):
     qs = ResourceClaim.objects.select_related("cluster").defer("raw")
     f = ClaimFilter(request.GET, queryset=qs)
-    page = Paginator(f.qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    page = Paginator(filtered(f), PAGE_SIZE).get_page(request.GET.get("page"))
     claims = list(page.object_list)
     ids = [c.pk for c in claims]
     results: dict[int, list[AllocationResult]] = {}

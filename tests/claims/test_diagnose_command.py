@@ -52,3 +52,15 @@ def test_command_prints_text_and_fails_with_command_error():
     assert "capacity_exhausted" in out.getvalue()
     with pytest.raises(CommandError):
         call_command("diagnose", "--snapshot", "/nonexistent")
+
+
+def test_snapshot_diagnosis_uses_the_threshold_settings(settings, capsys, db):
+    """A pending threshold longer than the case's wait hides the pending finding."""
+    case = CASES / "capacity-exhausted-all-gpus-allocated" / "snapshot"
+    call_command("diagnose", "--snapshot", str(case), "--format", "json")
+    before = {f["category"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert "capacity_exhausted" in before
+    settings.DIAGNOSIS_PENDING_SECONDS = 10 * 24 * 3600
+    call_command("diagnose", "--snapshot", str(case), "--format", "json")
+    after = {f["category"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert "capacity_exhausted" not in after

@@ -66,7 +66,8 @@ def diagnose_objects(objects: list[dict[str, Any]], prom: dict[str, str], now: d
     return diagnose(state, now, thresholds or Thresholds())
 
 
-def run_diagnose(path: str | Path, now: str | datetime | None = None, fmt: str = "text") -> str:
+def run_diagnose(path: str | Path, now: str | datetime | None = None, fmt: str = "text",
+                 thresholds: Thresholds | None = None) -> str:
     """The command's core without Django: load ``path``, diagnose, render.
 
     Raises ``DiagnoseInputError`` on a missing path, a malformed document, an unknown DRA API
@@ -85,7 +86,7 @@ def run_diagnose(path: str | Path, now: str | datetime | None = None, fmt: str =
         when = parse_time(newest_timestamp(load.objects))
     if when is None:
         raise DiagnoseInputError("the snapshot has no timestamp; pass --now")
-    return render(diagnose_objects(load.objects, load.prom, when), fmt)
+    return render(diagnose_objects(load.objects, load.prom, when, thresholds), fmt)
 
 
 class Command(BaseCommand):
@@ -101,7 +102,9 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
             if opts.get("snapshot"):
-                out = run_diagnose(opts["snapshot"], opts.get("now"), opts["format"])
+                from claims.store import thresholds  # the DIAGNOSIS_*_SECONDS settings
+
+                out = run_diagnose(opts["snapshot"], opts.get("now"), opts["format"], thresholds())
             else:
                 from claims.store import diagnose_cluster  # lazy: needs the database
                 from inventory.exports import get_cluster

@@ -16,6 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from claims.diagnosis.state import _event as parse_event
 from inventory.filters import filtered
+from inventory.htmx import partial_template
 from inventory.models import AllocationResult, ClaimState, KubeObject, Pod, Reservation, ResourceClaim, SourceKind
 
 from .filters import ClaimFilter, StuckFilter
@@ -27,10 +28,6 @@ PAGE_SIZE = 50
 EVENT_LIMIT = 50
 # Open findings first, then the most recently resolved.
 F_RESOLVED_LAST = F("resolved_at").desc(nulls_first=True)
-
-
-def _template(request, name: str, partial: str) -> str:
-    return f"{name}#{partial}" if request.htmx and not request.htmx.boosted else name
 
 
 def attach_age_reference(findings: list[Finding]) -> None:
@@ -54,7 +51,7 @@ def stuck(request):
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"filter": f, "page": page, "findings": findings, "params": params.urlencode()}
-    return render(request, _template(request, "claims/stuck.html", "table"), ctx)
+    return render(request, partial_template(request, "claims/stuck.html", "table"), ctx)
 
 
 @vary_on_headers("HX-Request")
@@ -78,7 +75,7 @@ def claim_list(request):
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"filter": f, "page": page, "claims": claims, "params": params.urlencode()}
-    return render(request, _template(request, "claims/claim_list.html", "table"), ctx)
+    return render(request, partial_template(request, "claims/claim_list.html", "table"), ctx)
 
 
 def _events(claim: ResourceClaim, pod_names: set[str]) -> list:

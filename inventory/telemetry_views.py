@@ -28,6 +28,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from . import charts, mig
 from .dcgm import METRICS
+from .htmx import partial_template
 from .models import AllocationResult, Cluster, Device, DeviceType, Node, Pod, Reservation, UnmatchedSeries
 from .prometheus import MetricsUnavailable
 from .telemetry import average_utilization, device_history, gpu_neighbours, metrics_state, prometheus_url_for
@@ -37,10 +38,6 @@ HEATMAP_NODES_PER_PAGE = 100
 UNMATCHED_PER_PAGE = 100
 LIST_LIMIT = 500
 IDLE_DEFAULT_WINDOW = "24h"
-
-
-def _partial(request, name: str, partial: str) -> str:
-    return f"{name}#{partial}" if request.htmx and not request.htmx.boosted else name
 
 
 def _end(request) -> datetime:
@@ -113,7 +110,7 @@ def device_panel(request, pk: int):
         "device": device, "states": [state], "state": state, "values": value_rows(device.metrics),
         "window": window, "windows": list(charts.WINDOWS), "end": request.GET.get("end", ""),
     }  # fmt: skip
-    return render(request, _partial(request, "telemetry/device.html", "panel"), ctx)
+    return render(request, partial_template(request, "telemetry/device.html", "panel"), ctx)
 
 
 def _device_figure(request, device: Device):
@@ -189,7 +186,7 @@ def node_panel(request, cluster_name: str, name: str):
         d.values = {r["field"]: r for r in value_rows(d.metrics)}
     state = metrics_state(node.cluster, timezone.now())
     ctx = {"node": node, "gpus": _arrange(devices), "states": [state], "state": state}
-    return render(request, _partial(request, "telemetry/node.html", "panel"), ctx)
+    return render(request, partial_template(request, "telemetry/node.html", "panel"), ctx)
 
 
 @vary_on_headers("HX-Request")
@@ -208,7 +205,7 @@ def heatmap(request, cluster_name: str):
     state = metrics_state(cluster, timezone.now())
     legend = [{"label": f"{u}%", "colour": charts.heat_colour(u)} for u in (0, 25, 50, 75, 100)]
     ctx = {"cluster": cluster, "page": page, "rows": rows, "states": [state], "legend": legend, "no_data": charts.heat_colour(None)}
-    return render(request, _partial(request, "telemetry/heatmap.html", "grid"), ctx)
+    return render(request, partial_template(request, "telemetry/heatmap.html", "grid"), ctx)
 
 
 def unmatched(request, cluster_name: str):
@@ -373,7 +370,7 @@ def idle(request):
         "estimated_count": sum(1 for row in rows if row["basis"] == "estimate"),
         "no_recent": no_recent[:LIST_LIMIT], "no_recent_count": len(no_recent),
     }  # fmt: skip
-    return render(request, _partial(request, "telemetry/idle.html", "tables"), ctx)
+    return render(request, partial_template(request, "telemetry/idle.html", "tables"), ctx)
 
 
 def _pods_of(claim_ids: list[int]) -> dict[int, list[dict[str, Any]]]:

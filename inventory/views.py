@@ -17,13 +17,15 @@ from django_tables2 import RequestConfig
 
 from . import queries
 from .filters import DeviceFilter, NodeFilter, filtered
+from .htmx import partial_template
 from .models import Cluster, Device, Node, ResourceSlice, SyncRun
 from .tables import NodeTable
 
 PAGE_SIZE = 50
 
 
-def _template(request, name: str, partial: str) -> str:
+def partialpartial_template(request, name: str, partial: str) -> str:
+    """``page.html#partial`` for htmx requests (not boosted ones), the full page otherwise."""
     return f"{name}#{partial}" if request.htmx and not request.htmx.boosted else name
 
 
@@ -60,7 +62,7 @@ def overview(request, cluster_name: str | None = None):
         "problem_nodes": problem_nodes,
         "sync_runs": SyncRun.objects.filter(cluster=cluster)[:10] if cluster else None,
     }
-    return render(request, _template(request, "inventory/overview.html", "summary"), ctx)
+    return render(request, partial_template(request, "inventory/overview.html", "summary"), ctx)
 
 
 @vary_on_headers("HX-Request")
@@ -69,7 +71,7 @@ def node_list(request):
     f = NodeFilter(request.GET, queryset=qs)
     table = NodeTable(filtered(f))
     RequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
-    return render(request, _template(request, "inventory/node_list.html", "table"), {"filter": f, "table": table})
+    return render(request, partial_template(request, "inventory/node_list.html", "table"), {"filter": f, "table": table})
 
 
 def node_detail(request, cluster_name: str, name: str):
@@ -103,7 +105,7 @@ def device_list(request):
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"filter": f, "page": page, "devices": devices, "params": params.urlencode()}
-    return render(request, _template(request, "inventory/device_list.html", "table"), ctx)
+    return render(request, partial_template(request, "inventory/device_list.html", "table"), ctx)
 
 
 def device_detail(request, pk: int):

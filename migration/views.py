@@ -27,6 +27,7 @@ from django.utils.http import content_disposition_header, urlencode
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from inventory.htmx import partial_template
 from inventory.models import Cluster, KubeObject
 from migration import blockers as b
 from migration import planner as p
@@ -43,10 +44,6 @@ STEP_COLOURS = {p.STEP_DONE: "green", p.STEP_IN_PROGRESS: "blue", p.STEP_TODO: "
                 p.STEP_BLOCKED: "red", p.STEP_NOT_NEEDED: "grey"}
 SEVERITY_COLOURS = {b.BLOCKER: "red", b.WARNING: "amber", b.INFO: "blue"}
 _SAFE_NAME = re.compile(r"^[a-z0-9_][a-z0-9.-]{0,252}$")
-
-
-def _template(request, name: str, partial: str) -> str:
-    return f"{name}#{partial}" if request.htmx and not request.htmx.boosted else name
 
 
 def can_attest(user) -> bool:
@@ -160,7 +157,7 @@ def readiness(request):
     cluster, clusters = _selected_cluster(request)
     ctx = _readiness_context(request, cluster)
     ctx["clusters"] = clusters
-    return render(request, _template(request, "migration/readiness.html", "readiness"), ctx)
+    return render(request, partial_template(request, "migration/readiness.html", "readiness"), ctx)
 
 
 def _back_to_readiness(request, cluster: Cluster, ctx_extra: dict[str, Any] | None = None):
@@ -264,7 +261,7 @@ def plan(request):
             "cluster_scoped": CLUSTER_SCOPED,
             "query": urlencode({"target": target}),
         })
-    return render(request, _template(request, "migration/plan.html", "workloads"), ctx)
+    return render(request, partial_template(request, "migration/plan.html", "workloads"), ctx)
 
 
 def _filename(name: str) -> str:

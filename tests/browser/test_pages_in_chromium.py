@@ -78,3 +78,16 @@ def test_every_page_in_the_navigation_renders_without_console_errors(page, live_
     page.select_option("select[name=cluster]", "demo")
     page.wait_for_url("**/migration/plan/?cluster=demo*")
     assert page.js_errors == []
+
+
+@pytest.mark.browser
+def test_typing_in_the_stuck_queue_filter_narrows_the_queue_in_place(page, live_server):
+    page.goto(live_server.url + "/claims/stuck/")
+    rows = page.locator("#table tbody tr")
+    total = rows.count()
+    assert total > 1
+    page.fill("form.filters input[name=q]", "gpu-rtx-03")
+    expect(rows).not_to_have_count(total)
+    assert "q=gpu-rtx-03" in page.url
+    _shot(page, "stuck-filtered")
+    assert page.js_errors == []

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from . import jsonlist
 
 OBJECT_SUFFIXES = (".yaml", ".yml", ".json")
 PROM_SUFFIXES = (".prom",)
@@ -46,7 +49,7 @@ class SnapshotLoad:
         return Counter(str(o.get("kind")) for o in self.objects)
 
 
-def _unroll(doc: Any, where: str, out: SnapshotLoad) -> None:
+def _unroll(doc: Any, where: str, out: SnapshotLoad) -> Iterator[dict[str, Any]]:
     if doc is None:
         return
     if not isinstance(doc, dict):
@@ -55,15 +58,42 @@ def _unroll(doc: Any, where: str, out: SnapshotLoad) -> None:
     kind = doc.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
         for i, item in enumerate(doc["items"]):
-            _unroll(item, f"{where} item {i}", out)
+            yield from _unroll(item, f"{where} item {i}", out)
         return
     if not isinstance(kind, str) or not isinstance(doc.get("metadata"), dict):
         out.errors.append(f"{where}: not a Kubernetes object (no kind or metadata)")
         return
-    out.objects.append(doc)
+    yield doc
 
 
-def _load_file(path: Path, out: SnapshotLoad) -> None:
+def _json_items(text: str, name: str, out: SnapshotLoad) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """Objects of one JSON file, a List walked item by item (see ``jsonlist``)."""
+    head = jsonlist.ListHead()
+    try:
+        for i, (item, item_text) in enumerate(jsonlist.iter_items(text, head)):
+            # Compact item text is stored as the raw object as is; indented text is re-encoded.
+            raw = item_text if "\n" not in item_text else None
+            for obj in _unroll(item, f"{name} item {i}", out):
+                yield obj, (raw if obj is item else None)
+        return
+    except jsonlist.NotAList:
+        pass
+    except json.JSONDecodeError as exc:
+        out.errors.append(f"{name}: invalid JSON at line {exc.lineno}: {exc.msg}")
+        return
+    # Not a List: with no "items" the walk decoded the whole object into the head.
+    doc = head.fields if head.complete else None
+    if doc is None:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            out.errors.append(f"{name}: invalid JSON at line {exc.lineno}: {exc.msg}")
+            return
+    for obj in _unroll(doc, name, out):
+        yield obj, None
+
+
+def _file_items(path: Path, out: SnapshotLoad) -> Iterator[tuple[dict[str, Any], str | None]]:
     out.files.append(str(path))
     try:
         text = path.read_text(encoding="utf-8")
@@ -77,19 +107,48 @@ def _load_file(path: Path, out: SnapshotLoad) -> None:
         out.prom[path.name] = text
         return
     if path.suffix == ".json":
-        try:
-            _unroll(json.loads(text), path.name, out)
-        except json.JSONDecodeError as exc:
-            out.errors.append(f"{path.name}: invalid JSON at line {exc.lineno}: {exc.msg}")
+        yield from _json_items(text, path.name, out)
         return
     try:
         for n, doc in enumerate(yaml.safe_load_all(text)):
-            _unroll(doc, f"{path.name} document {n + 1}", out)
+            for obj in _unroll(doc, f"{path.name} document {n + 1}", out):
+                yield obj, None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         pos = f" at line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         out.errors.append(f"{path.name}: invalid YAML{pos}: {problem}")
+
+
+def snapshot_files(path: str | Path) -> list[Path]:
+    """The object files and scrapes under ``path`` (a file, or a folder read recursively in
+    name order). Raises ``SnapshotError`` when the path does not exist."""
+    root = Path(path)
+    if not root.exists():
+        raise SnapshotError(f"snapshot path does not exist: {root}")
+    if root.is_file():
+        return [root]
+    return [p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in OBJECT_SUFFIXES + PROM_SUFFIXES]
+
+
+def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """Yield ``(object, raw_text)`` for every object under ``path``, one file at a time.
+
+    ``raw_text`` is the object's own compact JSON text when the file held it so (a JSON
+    List written without indentation), else None. Scrapes, file names and problems go to
+    ``out`` as the walk passes them; ``out.objects`` is left alone, so memory holds one file's
+    text plus the objects the caller keeps. Raises ``SnapshotError`` when the path does not
+    exist, or (once the walk ends) when it held no readable object or scrape at all.
+    """
+    root = Path(path)
+    found = False
+    for p in snapshot_files(root):
+        for item in _file_items(p, out):
+            found = True
+            yield item
+    if not found and not out.prom:
+        reason = "; ".join(out.errors[:3]) or "no .yaml, .yml, .json or .prom files"
+        raise SnapshotError(f"no Kubernetes objects found in {root}: {reason}")
 
 
 def load_path(path: str | Path) -> SnapshotLoad:
@@ -98,19 +157,8 @@ def load_path(path: str | Path) -> SnapshotLoad:
     Raises ``SnapshotError`` when the path does not exist or holds no readable object or
     scrape at all; partial damage is reported in ``SnapshotLoad.errors`` instead.
     """
-    root = Path(path)
-    if not root.exists():
-        raise SnapshotError(f"snapshot path does not exist: {root}")
     out = SnapshotLoad()
-    if root.is_file():
-        _load_file(root, out)
-    else:
-        for p in sorted(root.rglob("*")):
-            if p.is_file() and p.suffix in OBJECT_SUFFIXES + PROM_SUFFIXES:
-                _load_file(p, out)
-    if not out.objects and not out.prom:
-        reason = "; ".join(out.errors[:3]) or "no .yaml, .yml, .json or .prom files"
-        raise SnapshotError(f"no Kubernetes objects found in {root}: {reason}")
+    out.objects = [obj for obj, _ in iter_snapshot(path, out)]
     return out
 
 

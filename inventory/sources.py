@@ -10,13 +10,15 @@ Pure apart from I/O: no Django. Every object returned is normalized to the v1 sh
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from . import jsonlist
 from .kinds import BY_KIND, KIND_NAMES, KINDS, KindSpec
 from .normalize import UnknownAPIVersion, normalize
-from .snapshot import SnapshotError, load_path
+from .snapshot import SnapshotError, SnapshotLoad, iter_snapshot, snapshot_files
 
 
 class SourceError(Exception):
@@ -27,7 +29,11 @@ class SourceError(Exception):
 class ReadResult:
     """Objects read from a source.
 
-    ``objects``: normalized raw objects of the kinds in ``kinds.KINDS``.
+    ``objects``: normalized raw objects of the kinds in ``kinds.KINDS``, read up front (small
+    reads, tests); ``stream``: the same, produced lazily as ``(object, raw_text)`` while the
+    sync consumes them, so a large cluster is never held whole in memory. ``raw_text`` is the
+    object's exact compact JSON when the source had it, else None. ``items()`` yields both.
+    The fields below are filled in as the stream is read: final once ``items()`` is exhausted.
     ``complete_kinds``: kinds whose full list was read without error; the sync only ever
     deletes vanished objects of these kinds, and only when ``errors`` is empty.
     ``skipped``: kind -> count of objects of kinds this product does not keep.
@@ -36,6 +42,7 @@ class ReadResult:
     """
 
     objects: list[dict[str, Any]] = field(default_factory=list)
+    stream: Iterable[tuple[dict[str, Any], str | None]] | None = None
     complete_kinds: set[str] = field(default_factory=set)
     skipped: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
@@ -44,6 +51,16 @@ class ReadResult:
     payload_bytes: int = 0
     # Set by the sync: did reconciling this read create, update or delete anything?
     changed: bool = True
+
+    def items(self) -> Iterator[tuple[dict[str, Any], str | None]]:
+        """Every object once as ``(object, raw_text)``; the stream can be consumed only once.
+
+        Raises ``SourceError`` when the source fails while being read."""
+        for obj in self.objects:
+            yield obj, None
+        stream, self.stream = self.stream, None
+        if stream is not None:
+            yield from stream
 
 
 class Source(Protocol):
@@ -65,27 +82,35 @@ class SnapshotSource:
 
     def read(self) -> ReadResult:
         try:
-            load = load_path(self.path)
+            files = snapshot_files(self.path)
         except SnapshotError as exc:
             raise SourceError(str(exc)) from exc
-        out = ReadResult(errors=list(load.errors), prom=load.prom)
-        for obj in load.objects:
-            kind = obj.get("kind")
-            if kind not in KIND_NAMES:
-                out.skipped[str(kind)] = out.skipped.get(str(kind), 0) + 1
-                continue
-            meta = obj.get("metadata") or {}
-            if BY_KIND[str(kind)].namespaced and not meta.get("namespace"):
-                # A manifest without a namespace lands in "default", as kubectl apply does.
-                obj = {**obj, "metadata": {**meta, "namespace": "default"}}
-            try:
-                out.objects.append(normalize(obj))
-            except UnknownAPIVersion as exc:
-                out.errors.append(f"{kind} {(obj.get('metadata') or {}).get('name')}: {exc}")
-                continue
-            out.complete_kinds.add(str(kind))
-        out.payload_bytes = sum(p.stat().st_size for p in map(Path, load.files) if p.exists())
+        load = SnapshotLoad()
+        out = ReadResult(errors=load.errors, prom=load.prom)
+        out.payload_bytes = sum(p.stat().st_size for p in files)
+        out.stream = self._stream(load, out)
         return out
+
+    def _stream(self, load: SnapshotLoad, out: ReadResult) -> Iterator[tuple[dict[str, Any], str | None]]:
+        try:
+            for obj, text in iter_snapshot(self.path, load):
+                kind = obj.get("kind")
+                if kind not in KIND_NAMES:
+                    out.skipped[str(kind)] = out.skipped.get(str(kind), 0) + 1
+                    continue
+                meta = obj.get("metadata") or {}
+                if BY_KIND[str(kind)].namespaced and not meta.get("namespace"):
+                    # A manifest without a namespace lands in "default", as kubectl apply does.
+                    obj, text = {**obj, "metadata": {**meta, "namespace": "default"}}, None
+                try:
+                    v1 = normalize(obj)
+                except UnknownAPIVersion as exc:
+                    out.errors.append(f"{kind} {meta.get('name')}: {exc}")
+                    continue
+                out.complete_kinds.add(str(kind))
+                yield v1, (text if v1 is obj else None)
+        except SnapshotError as exc:
+            raise SourceError(str(exc)) from exc
 
 
 class LiveSource:
@@ -128,7 +153,9 @@ class LiveSource:
         self.timeout = timeout
         self.kinds = kinds
 
-    def _get(self, path: str, query: list[tuple[str, Any]]) -> tuple[dict[str, Any], int]:
+    def _get(self, path: str, query: list[tuple[str, Any]]) -> str:
+        """The response body of GET ``path`` as text; raises ``ApiException`` for HTTP errors
+        and ``SourceError`` when the server cannot be reached or answers with no text."""
         from kubernetes.client.exceptions import ApiException
 
         try:
@@ -147,72 +174,94 @@ class LiveSource:
         if status >= 400:
             raise ApiException(status=status, reason=getattr(resp, "reason", "") or "error")
         try:
-            return json.loads(data), len(data)
-        except ValueError as exc:
-            raise SourceError(f"GET {path}: response is not JSON") from exc
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SourceError(f"GET {path}: response is not UTF-8 text") from exc
 
-    def _list(self, spec: KindSpec, version: str, out: ReadResult) -> None:
+    @staticmethod
+    def _with_type(item: dict[str, Any], text: str, kind: str, api_version: str) -> str | None:
+        """List items carry no kind/apiVersion: put them back in the object and its text."""
+        missing = {k: v for k, v in (("kind", kind), ("apiVersion", api_version)) if k not in item}
+        had_keys = bool(item)
+        item.update(missing)
+        if "\n" in text or not had_keys:
+            return None
+        if not missing:
+            return text
+        return "{" + ",".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in missing.items()) + "," + text[1:]
+
+    def _list(self, spec: KindSpec, version: str, out: ReadResult) -> Iterator[tuple[dict[str, Any], str | None]]:
+        """Yield every object of one kind and version, page by page (one page in memory).
+
+        A 410 on a continue token (its resourceVersion expired) relists from the start once;
+        objects yielded before are yielded again, which the sync's reconcile by uid absorbs."""
         from kubernetes.client.exceptions import ApiException
 
+        api_version = f"{spec.group}/{version}" if spec.group else version
         namespaces: tuple[str | None, ...] = spec.namespaces or (None,)
         for ns in namespaces:
             path = spec.path(version, ns)
             token: str | None = None
-            start = len(out.objects)
             relisted = False
             while True:
                 query: list[tuple[str, Any]] = [("limit", self.page_size)]
                 if token:
                     query.append(("continue", token))
                 try:
-                    page, size = self._get(path, query)
+                    body = self._get(path, query)
                 except ApiException as exc:
-                    # 410 Gone: the continue token's resourceVersion expired; relist once.
                     if exc.status == 410 and token and not relisted:
-                        del out.objects[start:]
                         token, relisted = None, True
                         continue
                     raise
-                out.payload_bytes += size
-                items = page.get("items")
-                if not isinstance(items, list):
-                    raise SourceError(f"GET {path}: no items in list response")
-                api_version = f"{spec.group}/{version}" if spec.group else version
-                for item in items:
-                    if not isinstance(item, dict):
-                        continue
-                    # List items carry no kind/apiVersion; restore them before normalizing.
-                    item.setdefault("kind", spec.kind)
-                    item.setdefault("apiVersion", api_version)
-                    out.objects.append(normalize(item))
-                token = (page.get("metadata") or {}).get("continue") or None
+                out.payload_bytes += len(body)
+                head = jsonlist.ListHead()
+                try:
+                    for item, text in jsonlist.iter_items(body, head):
+                        if isinstance(item, dict):
+                            raw = self._with_type(item, text, spec.kind, api_version)
+                            v1 = normalize(item)
+                            yield v1, (raw if v1 is item else None)
+                except jsonlist.NotAList as exc:
+                    raise SourceError(f"GET {path}: no items in list response") from exc
+                except ValueError as exc:  # json.JSONDecodeError
+                    raise SourceError(f"GET {path}: response is not JSON ({exc})") from exc
+                meta = head.fields.get("metadata")
+                token = (meta.get("continue") if isinstance(meta, dict) else None) or None
                 if not token:
                     break
 
     def read(self) -> ReadResult:
+        """Ask ``/version`` now (a dead or refusing server fails here, before any sync work);
+        the lists are read lazily while the sync consumes ``ReadResult.items()``."""
         from kubernetes.client.exceptions import ApiException
 
         out = ReadResult()
         try:
-            version, _ = self._get("/version", [])
-            out.server_version = str(version.get("gitVersion", ""))
+            version = json.loads(self._get("/version", []))
+            out.server_version = str(version.get("gitVersion", "")) if isinstance(version, dict) else ""
         except ApiException as exc:
             raise SourceError(f"API server refused /version: {exc.status} {exc.reason}") from exc
+        except ValueError as exc:
+            raise SourceError(f"GET /version: response is not JSON ({exc})") from exc
+        out.stream = self._stream(out)
+        return out
+
+    def _stream(self, out: ReadResult) -> Iterator[tuple[dict[str, Any], str | None]]:
+        from kubernetes.client.exceptions import ApiException
+
         for spec in self.kinds:
             missing = 0
             for version in spec.versions:
-                before = len(out.objects)
                 try:
-                    self._list(spec, version, out)
+                    yield from self._list(spec, version, out)
                 except ApiException as exc:
-                    del out.objects[before:]
                     if exc.status == 404:
                         missing += 1
                         continue
                     out.errors.append(f"list {spec.kind} ({version}): HTTP {exc.status} {exc.reason}")
                     break
                 except (SourceError, UnknownAPIVersion) as exc:
-                    del out.objects[before:]
                     out.errors.append(f"list {spec.kind} ({version}): {exc}")
                     break
                 out.complete_kinds.add(spec.kind)
@@ -222,7 +271,6 @@ class LiveSource:
                     out.complete_kinds.add(spec.kind)
                 else:
                     out.errors.append(f"list {spec.kind}: the server serves none of {', '.join(spec.versions)}")
-        return out
 
 
 def open_source(

@@ -16,16 +16,17 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from . import cel, parse
+from .bulk import RawJSON, delete_pks, insert_rows, update_rows
 from .kinds import BY_KIND
 from .models import (
     AllocationResult,
@@ -62,15 +63,6 @@ class KindCounts:
         return dict(self.__dict__)
 
 
-@dataclass
-class Plan:
-    """Per-kind reconcile plan: which incoming objects are new or changed, which uids vanished."""
-
-    create: list[dict[str, Any]] = field(default_factory=list)
-    update: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    delete_pks: list[int] = field(default_factory=list)
-
-
 def _dt(value: Any):
     return parse_datetime(value) if isinstance(value, str) else None
 
@@ -80,68 +72,23 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return m if isinstance(m, dict) else {}
 
 
-def _plan(model, cluster: Cluster, objs: list[dict[str, Any]], may_delete: bool, counts: KindCounts, extra: Q | None = None) -> Plan:
-    existing = {
-        uid: (pk, rv)
-        for uid, pk, rv in model.objects.filter(Q(cluster=cluster) & (extra or Q())).values_list(
-            "uid", "pk", "resource_version"
-        )
-    }
-    plan = Plan()
-    seen: set[str] = set()
-    for obj in objs:
-        uid = parse.object_uid(obj)
-        if uid in seen:
-            continue
-        seen.add(uid)
-        counts.seen += 1
-        rv = str(_meta(obj).get("resourceVersion") or "")
-        if uid not in existing:
-            plan.create.append(obj)
-        elif not rv or existing[uid][1] != rv:
-            plan.update.append((existing[uid][0], obj))
-        else:
-            counts.unchanged += 1
-    if may_delete:
-        plan.delete_pks = [pk for uid, (pk, _) in existing.items() if uid not in seen]
-    return plan
-
-
-def _apply(model, cluster: Cluster, plan: Plan, build: Callable[[dict[str, Any]], dict[str, Any]], counts: KindCounts) -> tuple[list[Any], list[Any]]:
-    """Create and update rows from ``build(obj) -> field dict``; returns (created, updated) rows."""
-    created = [model(cluster=cluster, **build(o)) for o in plan.create]
-    model.objects.bulk_create(created, batch_size=BULK)
-    updated = []
-    for pk, obj in plan.update:
-        row = model(pk=pk, cluster=cluster, **build(obj))
-        updated.append(row)
-    if updated:
-        fields = [f for f in build(plan.update[0][1]).keys()]
-        model.objects.bulk_update(updated, fields, batch_size=BULK)
-    if plan.delete_pks:
-        for i in range(0, len(plan.delete_pks), BULK):
-            model.objects.filter(pk__in=plan.delete_pks[i : i + BULK]).delete()
-    counts.created += len(created)
-    counts.updated += len(updated)
-    counts.deleted += len(plan.delete_pks)
-    return created, updated
-
-
-def _base(obj: dict[str, Any]) -> dict[str, Any]:
+def _base(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
     m = _meta(obj)
     return {
         "uid": parse.object_uid(obj),
         "name": str(m.get("name") or ""),
         "resource_version": str(m.get("resourceVersion") or ""),
-        "raw": obj,
+        # The object's own compact text when the source kept it: stored without re-encoding.
+        "raw": RawJSON(text) if text is not None else obj,
     }
 
 
-def _node_fields(obj: dict[str, Any]) -> dict[str, Any]:
+def _node_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
     labels = _meta(obj).get("labels") or {}
     return {
-        **_base(obj),
+        **_base(obj, text),
         "labels": labels if isinstance(labels, dict) else {},
+        "from_slices": False,
         "unschedulable": bool((obj.get("spec") or {}).get("unschedulable")),
         "ready": parse.node_ready(obj),
         "kubelet_version": parse.node_kubelet_version(obj),
@@ -149,21 +96,32 @@ def _node_fields(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _device_class_fields(obj: dict[str, Any]) -> dict[str, Any]:
+def _device_class_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
     spec = obj.get("spec") or {}
     selectors = [
         s["cel"]["expression"]
         for s in spec.get("selectors") or []
         if isinstance(s, dict) and isinstance(s.get("cel"), dict) and isinstance(s["cel"].get("expression"), str)
     ]
-    return {**_base(obj), "selectors": selectors, "extended_resource_name": str(spec.get("extendedResourceName") or "")}
+    return {**_base(obj, text), "selectors": selectors, "extended_resource_name": str(spec.get("extendedResourceName") or "")}
 
 
-def _claim_fields(obj: dict[str, Any]) -> dict[str, Any]:
-    c = parse.parse_resource_claim(obj)
-    devices_node = parse.allocation_node(obj) or ""
+def _slice_fields(obj: dict[str, Any], text: str | None, s: parse.ResourceSlice) -> dict[str, Any]:
     return {
-        **_base(obj),
+        **_base(obj, text),
+        "driver": s.driver,
+        "pool": s.pool,
+        "pool_generation": s.pool_generation,
+        "resource_slice_count": s.resource_slice_count,
+        "node_name": s.node_name or "",
+        "all_nodes": s.all_nodes,
+        "device_count": len(s.devices),
+    }
+
+
+def _claim_fields(obj: dict[str, Any], text: str | None, c: parse.ResourceClaim) -> dict[str, Any]:
+    return {
+        **_base(obj, text),
         "namespace": c.namespace,
         "state": c.state,
         "created": _dt(c.created),
@@ -171,14 +129,14 @@ def _claim_fields(obj: dict[str, Any]) -> dict[str, Any]:
         "deletion_timestamp": _dt(c.deletion_timestamp),
         "requests": [parse.request_summary(r) for r in c.requests],
         "device_count": len(c.results),
-        "node_name": devices_node,
+        "node_name": parse.allocation_node(obj) or "",
     }
 
 
-def _pod_fields(obj: dict[str, Any]) -> dict[str, Any]:
+def _pod_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
     m = _meta(obj)
     return {
-        **_base(obj),
+        **_base(obj, text),
         "namespace": str(m.get("namespace") or ""),
         "node_name": str((obj.get("spec") or {}).get("nodeName") or ""),
         "phase": str((obj.get("status") or {}).get("phase") or ""),
@@ -188,39 +146,19 @@ def _pod_fields(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _kubeobject_fields(obj: dict[str, Any]) -> dict[str, Any]:
+def _kubeobject_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
     m = _meta(obj)
     return {
-        **_base(obj),
+        **_base(obj, text),
         "kind": str(obj.get("kind")),
         "api_version": str(obj.get("apiVersion") or ""),
         "namespace": str(m.get("namespace") or ""),
     }
 
 
-def _class_matcher(cluster: Cluster) -> Callable[[parse.Device], list[str]]:
-    """Return device -> names of DeviceClasses whose CEL selectors it matches.
-
-    Uses ``inventory.cel`` (CEL with the Kubernetes extension functions). A class whose
-    selector does not compile or fails on a device simply does not match it.
-    """
-    classes = dict(DeviceClass.objects.filter(cluster=cluster).values_list("name", "selectors"))
-
-    def match(d: parse.Device) -> list[str]:
-        try:
-            return list(cel.classes_matching(d, classes))
-        except Exception:  # a CEL library fault must not fail the inventory: no class matches
-            return []
-
-    return match
-
-
-def _device_fields(d: parse.Device, match: Callable[[parse.Device], list[str]]) -> dict[str, Any]:
+def _device_fields(d: parse.Device, classes: list[str]) -> dict[str, Any]:
     dtype = d.type if d.type in (DeviceType.GPU, DeviceType.MIG) else DeviceType.OTHER
     return {
-        "driver": d.driver,
-        "pool": d.pool,
-        "name": d.name,
         "node_name": d.node_name or "",
         "type": dtype,
         "type_raw": d.type,
@@ -232,111 +170,19 @@ def _device_fields(d: parse.Device, match: Callable[[parse.Device], list[str]]) 
         "driver_version": str(d.driver_version or ""),
         "pci_bus_id": d.pci_bus_id or "",
         "memory_bytes": d.memory_bytes,
-        "device_classes": match(d),
+        "device_classes": classes,
         "attributes": d.attributes,
         "capacity": d.capacity,
     }
 
 
-DEVICE_FIELDS = [
-    "slice", "node_name", "type", "type_raw", "uuid", "parent_uuid", "product_name", "profile",
-    "architecture", "driver_version", "pci_bus_id", "memory_bytes", "device_classes", "attributes", "capacity",
-]  # fmt: skip
+DEVICE_FIELDS = ["slice_id", *_device_fields(parse.Device("", "", "", None, "", "", *[None] * 8), [])]
 
 
-def _sync_devices(cluster: Cluster, slices: Iterable[tuple[ResourceSlice, parse.ResourceSlice]], errors: list[str], reclassify: bool, counts: KindCounts) -> int:
-    """Reconcile devices of changed slices in place (stable pks keep metrics and allocations)."""
-    match = _class_matcher(cluster)
-    written = 0
-    by_slice = list(slices)
-    if not by_slice and not reclassify:
-        return 0
-    slice_pks = [row.pk for row, _ in by_slice]
-    existing: dict[tuple[str, str, str], Device] = {}
-    for i in range(0, len(slice_pks), BULK):
-        for dev in Device.objects.filter(slice_id__in=slice_pks[i : i + BULK]).only("pk", "driver", "pool", "name", "slice_id"):
-            existing[(dev.driver, dev.pool, dev.name)] = dev
-    wanted: dict[tuple[str, str, str], tuple[ResourceSlice, parse.Device]] = {}
-    for row, parsed in by_slice:
-        for d in parsed.devices:
-            if d.key in wanted:
-                errors.append(f"device {'/'.join(d.key)} published twice (slice {parsed.name}); kept the first")
-                continue
-            wanted[d.key] = (row, d)
-    # A key already held by a slice that did not change is a duplicate publication: keep the old.
-    changed_pks = set(slice_pks)
-    new_pools = sorted({k[1] for k in wanted if k not in existing})
-    elsewhere: set[tuple[str, str, str]] = set()
-    for i in range(0, len(new_pools), BULK):
-        for drv, pool, name, slice_id in Device.objects.filter(cluster=cluster, pool__in=new_pools[i : i + BULK]).values_list(
-            "driver", "pool", "name", "slice_id"
-        ):
-            if slice_id not in changed_pks:
-                elsewhere.add((drv, pool, name))
-    create, update = [], []
-    for key, (row, d) in wanted.items():
-        if key in elsewhere:
-            errors.append(f"device {'/'.join(key)} is also published by another slice; kept the first")
-            continue
-        fields = _device_fields(d, match)
-        if key in existing:
-            dev = existing.pop(key)
-            for k, v in fields.items():
-                setattr(dev, k, v)
-            dev.slice = row
-            update.append(dev)
-        else:
-            create.append(Device(cluster=cluster, slice=row, **fields))
-    Device.objects.filter(pk__in=[d.pk for d in existing.values()]).delete()
-    _insert_devices(create)
-    Device.objects.bulk_update(update, DEVICE_FIELDS, batch_size=BULK)
-    written += len(create) + len(update) + len(existing)
-    counts.seen += len(wanted)
-    counts.created += len(create)
-    counts.updated += len(update)
-    counts.deleted += len(existing)
-    if reclassify:
-        # DeviceClasses changed: every device's class list may change.
-        changed = []
-        for dev in Device.objects.filter(cluster=cluster).exclude(slice_id__in=slice_pks).select_related("slice"):
-            classes = match(_device_from_row(dev))
-            if classes != dev.device_classes:
-                dev.device_classes = classes
-                changed.append(dev)
-        Device.objects.bulk_update(changed, ["device_classes"], batch_size=BULK)
-        written += len(changed)
-    return written
-
-
-_DEVICE_INSERT_FIELDS = [f for f in Device._meta.concrete_fields if not f.primary_key]
-
-
-def _insert_devices(devices: list[Device]) -> None:
-    """INSERT new devices with ``executemany``, skipping per-row ORM preparation.
-
-    A full sync of 1,000 nodes creates tens of thousands of devices; ``bulk_create`` spent
-    most of the sync preparing each field of each row. Values go through each field's own
-    ``get_db_prep_save`` so JSON and dates are encoded exactly as the ORM would.
-    """
-    if not devices:
-        return
-    table = connection.ops.quote_name(Device._meta.db_table)
-    cols = ", ".join(connection.ops.quote_name(f.column) for f in _DEVICE_INSERT_FIELDS)
-    marks = ", ".join(["%s"] * len(_DEVICE_INSERT_FIELDS))
-    sql = f"INSERT INTO {table} ({cols}) VALUES ({marks})"  # noqa: S608 - names from model metadata
-    prep = [(f.attname, f.get_db_prep_save) for f in _DEVICE_INSERT_FIELDS]
-    with connection.cursor() as cur:
-        for i in range(0, len(devices), BULK):
-            cur.executemany(
-                sql,
-                [tuple(p(getattr(d, a), connection) for a, p in prep) for d in devices[i : i + BULK]],
-            )
-
-
-def _device_from_row(dev: Device) -> parse.Device:
+def _device_from_row(dev: Device, slice_name: str | None = None) -> parse.Device:
     return parse.Device(
         driver=dev.driver, pool=dev.pool, name=dev.name, node_name=dev.node_name or None,
-        slice_name=dev.slice.name, type=dev.type_raw or dev.type, uuid=dev.uuid or None,
+        slice_name=dev.slice.name if slice_name is None else slice_name, type=dev.type_raw or dev.type, uuid=dev.uuid or None,
         parent_uuid=dev.parent_uuid or None, product_name=dev.product_name or None,
         profile=dev.profile or None, architecture=dev.architecture or None,
         driver_version=dev.driver_version or None, pci_bus_id=dev.pci_bus_id or None,
@@ -344,73 +190,390 @@ def _device_from_row(dev: Device) -> parse.Device:
     )  # fmt: skip
 
 
-def _ensure_slice_nodes(cluster: Cluster, slices: Iterable[parse.ResourceSlice], node_objs: list[dict[str, Any]]) -> int:
-    """Give every node a ResourceSlice names a Node row, even when no Node object was read.
-
-    Such rows use the same stand-in uid an uid-less Node object would get (``Node//name``),
-    are flagged ``from_slices``, and vanish when a complete Node list no longer has them.
-    """
-    named = {s.node_name for s in slices if s.node_name}
-    named -= {str(_meta(o).get("name")) for o in node_objs}
-    if not named:
-        return 0
-    have = set(Node.objects.filter(cluster=cluster, name__in=named).values_list("name", flat=True))
-    products: dict[str, str] = {}
-    for s in slices:
-        for d in s.devices:
-            if d.node_name and d.product_name and d.driver == parse.GPU_DRIVER:
-                products.setdefault(d.node_name, d.product_name)
-    rows = [
-        Node(cluster=cluster, uid=f"Node//{n}", name=n, from_slices=True, gpu_product=products.get(n, ""))
-        for n in sorted(named - have)
-    ]
-    Node.objects.bulk_create(rows, batch_size=BULK)
-    return len(rows)
+def _chunks(items: list[Any], size: int = 900):
+    # SQLite caps the parameters of one statement; 900 stays under every version's limit.
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
 
 
-def _sync_claim_children(cluster: Cluster, rows: list[ResourceClaim]) -> set[str]:
-    """Rebuild allocation results and reservations of changed claims; returns the nodes whose
-    devices lost an allocation (their summaries must be refreshed)."""
-    touched: set[str] = set()
-    if not rows:
-        return touched
-    pks = [r.pk for r in rows]
-    for i in range(0, len(pks), BULK):
-        touched.update(
-            AllocationResult.objects.filter(claim_id__in=pks[i : i + BULK], device__isnull=False).values_list(
-                "device__node_name", flat=True
+@dataclass
+class _KindState:
+    model: type
+    counts: KindCounts
+    extra: Q | None = None
+    existing: dict[str, tuple[int, str]] | None = None  # uid -> (pk, resourceVersion)
+    seen: set[str] = field(default_factory=set)
+
+    def load(self, cluster: Cluster) -> dict[str, tuple[int, str]]:
+        if self.existing is None:
+            qs = self.model.objects.filter(Q(cluster=cluster) & (self.extra or Q()))
+            self.existing = {uid: (pk, rv) for uid, pk, rv in qs.values_list("uid", "pk", "resource_version")}
+        return self.existing
+
+
+Item = tuple[dict[str, Any], "str | None"]
+# Flush a kind's buffer at this many objects or this much text: bounds the memory a sync holds
+# (a 1,000-node fleet's slices are ~20 KiB of JSON each, five times that as Python objects).
+FLUSH_OBJECTS = 500
+FLUSH_TEXT = 2 << 20
+KIND_ORDER = ["Node", "DeviceClass", "ResourceSlice", "ResourceClaim", "Pod"]
+# Written before a batch of the kind: devices are matched against the DeviceClasses read so
+# far, and allocation results point at devices already stored.
+FLUSH_FIRST = {"ResourceSlice": ("DeviceClass",), "ResourceClaim": ("ResourceSlice",)}
+
+
+class _Reconcile:
+    """One streaming reconcile: objects arrive in any order, are written per kind in batches,
+    and everything that needs the whole read (deletes, class matching against the final
+    DeviceClasses, allocations to devices read later, node summaries) runs in ``finish``."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.errors: list[str] = []
+        self.counts: dict[str, KindCounts] = defaultdict(KindCounts)
+        self.kinds: dict[str, _KindState] = {}
+        self.buffers: dict[str, list[Item]] = defaultdict(list)
+        self.buffered_text: dict[str, int] = defaultdict(int)
+        self.node_objects: set[str] = set()
+        self.slice_nodes: dict[str, str] = {}  # node name -> first GPU product its slices name
+        self.touched_nodes: set[str] = set()
+        self.devices_moved = False
+        self.start_classes = self._classes()
+        self.classes = self.start_classes
+        self._matcher_cache: dict[int, Callable[[parse.Device], list[str]]] = {}
+        self.slices_by_classes: list[tuple[dict[str, list[str]], list[int]]] = []
+
+    # -- intake -------------------------------------------------------------------------
+    def add(self, obj: dict[str, Any], text: str | None) -> None:
+        kind = str(obj.get("kind"))
+        spec = BY_KIND.get(kind)
+        problem = parse.name_problem(obj, namespaced=spec.namespaced if spec else True)
+        if problem:
+            self.errors.append(problem)
+            return
+        buf = self.buffers[kind]
+        buf.append((obj, text))
+        self.buffered_text[kind] += len(text) if text else 0
+        if len(buf) >= FLUSH_OBJECTS or self.buffered_text[kind] >= FLUSH_TEXT:
+            self.flush(kind)
+
+    def flush(self, kind: str) -> None:
+        for first in FLUSH_FIRST.get(kind, ()):
+            self.flush(first)
+        items, self.buffers[kind] = self.buffers[kind], []
+        self.buffered_text[kind] = 0
+        if not items:
+            return
+        handler = {
+            "Node": self._nodes, "DeviceClass": self._device_classes, "ResourceSlice": self._slices,
+            "ResourceClaim": self._claims, "Pod": self._pods,
+        }.get(kind)  # fmt: skip
+        if handler is not None:
+            handler(items)
+        else:
+            self._write(kind, KubeObject, items, _kubeobject_fields, extra=Q(kind=kind))
+
+    # -- per kind -----------------------------------------------------------------------
+    def _state(self, kind: str, model: type, extra: Q | None = None) -> _KindState:
+        if kind not in self.kinds:
+            self.kinds[kind] = _KindState(model, self.counts[kind], extra)
+        return self.kinds[kind]
+
+    def _write(self, kind: str, model: type, items: list[Item], build: Callable[..., dict[str, Any]], extra: Q | None = None, parsed: dict[int, Any] | None = None) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """Create and update ``items`` of one kind; returns (created, updated) as
+        (pk, index into items) pairs. ``parsed``: index -> typed record passed to ``build``.
+        New rows' pks are looked up only for kinds that have child rows (``parsed`` given);
+        for the others ``existing`` learns the uid with pk 0 (enough to skip a repeat)."""
+        st = self._state(kind, model, extra)
+        existing = st.load(self.cluster)
+        create: list[tuple[str, int, dict[str, Any]]] = []
+        update: list[tuple[int, int, dict[str, Any]]] = []
+        for i, (obj, text) in enumerate(items):
+            uid = parse.object_uid(obj)
+            if uid in st.seen:
+                continue
+            st.seen.add(uid)
+            st.counts.seen += 1
+            rv = str(_meta(obj).get("resourceVersion") or "")
+            have = existing.get(uid)
+            if have is not None and rv and have[1] == rv:
+                st.counts.unchanged += 1
+                continue
+            args = (obj, text) if parsed is None else (obj, text, parsed[i])
+            row = build(*args)
+            row["cluster_id"] = self.cluster.pk
+            if have is None:
+                create.append((uid, i, row))
+            else:
+                update.append((have[0], i, row))
+        created: list[tuple[int, int]] = []
+        if create:
+            insert_rows(model, (row for _, _, row in create))
+            pk_of: dict[str, int] = {}
+            if parsed is not None:
+                qs = model.objects.filter(Q(cluster=self.cluster) & (extra or Q()))
+                for uids in _chunks([uid for uid, _, _ in create]):
+                    pk_of.update(qs.filter(uid__in=uids).values_list("uid", "pk"))
+            for uid, i, _ in create:
+                pk = pk_of.get(uid, 0)
+                existing[uid] = (pk, str(_meta(items[i][0]).get("resourceVersion") or ""))
+                created.append((pk, i))
+        if update:
+            update_rows(model, [k for k in update[0][2] if k != "cluster_id"], ((pk, row) for pk, _, row in update))
+        st.counts.created += len(create)
+        st.counts.updated += len(update)
+        return created, [(pk, i) for pk, i, _ in update]
+
+    def _nodes(self, items: list[Item]) -> None:
+        self.node_objects.update(str(_meta(o).get("name")) for o, _ in items)
+        created, updated = self._write("Node", Node, items, _node_fields)
+        if created or updated:
+            self.devices_moved = True  # new or changed nodes: recount them all at the end
+
+    def _device_classes(self, items: list[Item]) -> None:
+        created, updated = self._write("DeviceClass", DeviceClass, items, _device_class_fields)
+        if created or updated:
+            self.classes = self._classes()
+
+    def _slices(self, items: list[Item]) -> None:
+        good: list[Item] = []
+        parsed: dict[int, parse.ResourceSlice] = {}
+        for obj, text in items:
+            try:
+                s = parse.parse_resource_slice(obj)
+            except ValueError as exc:
+                self.errors.append(str(exc))
+                continue
+            parsed[len(good)] = s
+            good.append((obj, text))
+            if s.node_name:
+                product = next((d.product_name for d in s.devices if d.product_name and d.driver == parse.GPU_DRIVER), "")
+                if not self.slice_nodes.get(s.node_name):
+                    self.slice_nodes[s.node_name] = product
+        created, updated = self._write("ResourceSlice", ResourceSlice, good, _slice_fields, parsed=parsed)
+        changed = [(pk, parsed[i]) for pk, i in [*created, *updated]]
+        if changed:
+            self._sync_devices(changed)
+
+    def _claims(self, items: list[Item]) -> None:
+        good: list[Item] = []
+        parsed: dict[int, parse.ResourceClaim] = {}
+        for obj, text in items:
+            try:
+                c = parse.parse_resource_claim(obj)
+            except ValueError as exc:
+                self.errors.append(str(exc))
+                continue
+            parsed[len(good)] = c
+            good.append((obj, text))
+        created, updated = self._write("ResourceClaim", ResourceClaim, good, _claim_fields, parsed=parsed)
+        self._claim_children([(pk, parsed[i]) for pk, i in created], [(pk, parsed[i]) for pk, i in updated])
+
+    def _pods(self, items: list[Item]) -> None:
+        self._write("Pod", Pod, items, _pod_fields)
+
+    # -- devices ------------------------------------------------------------------------
+    def _classes(self) -> dict[str, list[str]]:
+        return dict(DeviceClass.objects.filter(cluster=self.cluster).order_by("name").values_list("name", "selectors"))
+
+    def _matcher(self, classes: dict[str, list[str]]) -> Callable[[parse.Device], list[str]]:
+        """device -> names of the DeviceClasses whose CEL selectors it matches (``inventory.cel``).
+
+        A class whose selector does not compile or fails on a device does not match it."""
+        match = self._matcher_cache.get(id(classes))
+        if match is None:
+
+            def match(d: parse.Device) -> list[str]:
+                try:
+                    return list(cel.classes_matching(d, classes))
+                except Exception:  # a CEL library fault must not fail the inventory: no class matches
+                    return []
+
+            self._matcher_cache[id(classes)] = match
+        return match
+
+    def _devices_in_pools(self, pools: set[tuple[str, str]], *columns: str) -> Iterator[tuple[Any, ...]]:
+        """``(driver, pool, name, *columns)`` of the stored devices in the (driver, pool) pairs,
+        queried per driver so the (cluster, driver, pool, name) key's index is used."""
+        by_driver: dict[str, set[str]] = defaultdict(set)
+        for drv, pool in pools:
+            by_driver[drv].add(pool)
+        for drv, names in sorted(by_driver.items()):
+            for chunk in _chunks(sorted(names)):
+                yield from Device.objects.filter(cluster=self.cluster, driver=drv, pool__in=chunk).values_list(
+                    "driver", "pool", "name", *columns
+                )
+
+    def _sync_devices(self, slices: list[tuple[int, parse.ResourceSlice]]) -> None:
+        """Reconcile the devices of changed slices in place (stable pks keep metrics and
+        allocations); a device key another slice already holds is a duplicate: keep the first."""
+        counts = self.counts["Device"]
+        match = self._matcher(self.classes)
+        self.slices_by_classes.append((self.classes, [pk for pk, _ in slices]))
+        slice_pks = {pk for pk, _ in slices}
+        existing: dict[tuple[str, str, str], int] = {}
+        for pks in _chunks(sorted(slice_pks)):
+            for pk, drv, pool, name in Device.objects.filter(slice_id__in=pks).values_list("pk", "driver", "pool", "name"):
+                existing[(drv, pool, name)] = pk
+        wanted: dict[tuple[str, str, str], tuple[int, parse.Device]] = {}
+        for slice_pk, s in slices:
+            for d in s.devices:
+                if d.key in wanted:
+                    self.errors.append(f"device {'/'.join(d.key)} published twice (slice {s.name}); kept the first")
+                    continue
+                wanted[d.key] = (slice_pk, d)
+        elsewhere: set[tuple[str, str, str]] = set()
+        for drv, pool, name, slice_id in self._devices_in_pools({k[:2] for k in wanted if k not in existing}, "slice_id"):
+            if slice_id not in slice_pks:
+                elsewhere.add((drv, pool, name))
+        create: list[dict[str, Any]] = []
+        update: list[tuple[int, dict[str, Any]]] = []
+        for key, (slice_pk, d) in wanted.items():
+            if key in elsewhere:
+                self.errors.append(f"device {'/'.join(key)} is also published by another slice; kept the first")
+                continue
+            row = _device_fields(d, match(d))
+            row["slice_id"] = slice_pk
+            pk = existing.pop(key, None)
+            if pk is None:
+                row.update(cluster_id=self.cluster.pk, driver=d.driver, pool=d.pool, name=d.name)
+                create.append(row)
+            else:
+                update.append((pk, row))
+        delete_pks(Device, list(existing.values()))
+        insert_rows(Device, create)
+        update_rows(Device, DEVICE_FIELDS, update)
+        counts.seen += len(wanted)
+        counts.created += len(create)
+        counts.updated += len(update)
+        counts.deleted += len(existing)
+        if create or update or existing:
+            self.devices_moved = True
+
+    def _reclassify(self) -> None:
+        """Match devices again where the DeviceClasses they were matched with are not the final
+        ones (classes changed in this sync, or were read after some of the slices)."""
+        final = self._classes()
+        fresh = {pk for classes, pks in self.slices_by_classes if classes == final for pk in pks}
+        if final == self.start_classes:
+            stale = {pk for classes, pks in self.slices_by_classes if classes != final for pk in pks} - fresh
+            if not stale:
+                return
+            devices = Device.objects.filter(slice_id__in=stale)
+        else:
+            devices = Device.objects.filter(cluster=self.cluster).exclude(slice_id__in=fresh)
+        match = self._matcher(final)
+        changed = []
+        columns = [f.attname for f in Device._meta.concrete_fields if f.name not in ("metrics", "metrics_at", "metrics_pod")]
+        for dev in devices.select_related("slice").only(*columns, "slice__name").iterator(chunk_size=BULK):
+            classes = match(_device_from_row(dev, dev.slice.name))
+            if classes != dev.device_classes:
+                changed.append((dev.pk, {"device_classes": classes}))
+        update_rows(Device, ["device_classes"], changed)
+
+    # -- claims -------------------------------------------------------------------------
+    def _claim_children(self, created: list[tuple[int, parse.ResourceClaim]], updated: list[tuple[int, parse.ResourceClaim]]) -> None:
+        """Rebuild allocation results and reservations of new and changed claims, pointing each
+        result at its device when that device is already stored."""
+        for pks in _chunks([pk for pk, _ in updated]):
+            self.touched_nodes.update(
+                AllocationResult.objects.filter(claim_id__in=pks, device__isnull=False).values_list("device__node_name", flat=True)
             )
+            AllocationResult.objects.filter(claim_id__in=pks).delete()
+            Reservation.objects.filter(claim_id__in=pks).delete()
+        claims = [*created, *updated]
+        index = {
+            (drv, pool, name): (pk, node)
+            for drv, pool, name, pk, node in self._devices_in_pools({(r.driver, r.pool) for _, c in claims for r in c.results}, "pk", "node_name")
+        }
+        results, reservations = [], []
+        for pk, c in claims:
+            for r in c.results:
+                device = index.get((r.driver, r.pool, r.device))
+                if device is not None:
+                    self.touched_nodes.add(device[1])
+                results.append({
+                    "claim_id": pk, "cluster_id": self.cluster.pk, "request": r.request, "driver": r.driver,
+                    "pool": r.pool, "device_name": r.device, "device_id": device[0] if device else None,
+                })  # fmt: skip
+            for ref in c.reserved_for:
+                reservations.append({"claim_id": pk, "resource": ref.resource, "name": ref.name, "uid": ref.uid})
+        insert_rows(AllocationResult, results)
+        insert_rows(Reservation, reservations)
+
+    def _resolve_allocations(self) -> None:
+        """Point allocation results whose device was unknown at the device with their key."""
+        pending = list(
+            AllocationResult.objects.filter(cluster=self.cluster, device__isnull=True).values_list("pk", "driver", "pool", "device_name")
         )
-        AllocationResult.objects.filter(claim_id__in=pks[i : i + BULK]).delete()
-        Reservation.objects.filter(claim_id__in=pks[i : i + BULK]).delete()
-    results, reservations = [], []
-    for row in rows:
-        c = parse.parse_resource_claim(row.raw)
-        for r in c.results:
-            results.append(AllocationResult(claim=row, cluster=cluster, request=r.request, driver=r.driver, pool=r.pool, device_name=r.device))
-        for ref in c.reserved_for:
-            reservations.append(Reservation(claim=row, resource=ref.resource, name=ref.name, uid=ref.uid))
-    AllocationResult.objects.bulk_create(results, batch_size=BULK)
-    Reservation.objects.bulk_create(reservations, batch_size=BULK)
-    return touched
+        if not pending:
+            return
+        index = {
+            (drv, pool, name): (pk, node)
+            for drv, pool, name, pk, node in self._devices_in_pools({(d, p) for _, d, p, _ in pending}, "pk", "node_name")
+        }
+        found = [(pk, index[(d, p, n)]) for pk, d, p, n in pending if (d, p, n) in index]
+        update_rows(AllocationResult, ["device_id"], ((pk, {"device_id": dev[0]}) for pk, dev in found))
+        self.touched_nodes.update(dev[1] for _, dev in found)
 
+    # -- the end of the read ------------------------------------------------------------
+    def _ensure_slice_nodes(self) -> None:
+        """Give every node a ResourceSlice names a Node row, even when no Node object was read.
 
-def _resolve_allocations(cluster: Cluster) -> set[str]:
-    """Point allocation results whose device is unknown at the device with their key;
-    returns the nodes of the devices now resolved."""
-    pending = list(AllocationResult.objects.filter(cluster=cluster, device__isnull=True).values_list("pk", "driver", "pool", "device_name"))
-    if not pending:
-        return set()
-    pools = sorted({p for _, _, p, _ in pending})
-    index: dict[tuple[str, str, str], tuple[int, str]] = {}
-    for i in range(0, len(pools), BULK):
-        for pk, drv, pool, name, node in Device.objects.filter(cluster=cluster, pool__in=pools[i : i + BULK]).values_list(
-            "pk", "driver", "pool", "name", "node_name"
-        ):
-            index[(drv, pool, name)] = (pk, node)
-    changed = [AllocationResult(pk=pk, device_id=index[(d, p, n)][0]) for pk, d, p, n in pending if (d, p, n) in index]
-    AllocationResult.objects.bulk_update(changed, ["device"], batch_size=BULK)
-    return {index[(d, p, n)][1] for _, d, p, n in pending if (d, p, n) in index}
+        Such rows use the stand-in uid an uid-less Node object would get (``Node//name``), are
+        flagged ``from_slices``, and vanish when a complete Node list no longer has them."""
+        named = set(self.slice_nodes) - self.node_objects
+        if not named:
+            return
+        have: set[str] = set()
+        for chunk in _chunks(sorted(named)):
+            have.update(Node.objects.filter(cluster=self.cluster, name__in=chunk).values_list("name", flat=True))
+        rows = [
+            {"cluster_id": self.cluster.pk, "uid": f"Node//{n}", "name": n, "from_slices": True, "gpu_product": self.slice_nodes.get(n, "")}
+            for n in sorted(named - have)
+        ]
+        insert_rows(Node, rows)
+        if rows:
+            self.devices_moved = True
+
+    def _delete_vanished(self, read: ReadResult) -> None:
+        for kind in sorted(read.complete_kinds | set(self.kinds)):
+            if kind not in read.complete_kinds:
+                continue
+            model = {"Node": Node, "DeviceClass": DeviceClass, "ResourceSlice": ResourceSlice, "ResourceClaim": ResourceClaim, "Pod": Pod}.get(kind)
+            st = self._state(kind, model or KubeObject, None if model else Q(kind=kind))
+            gone = [pk for uid, (pk, _) in st.load(self.cluster).items() if uid not in st.seen]
+            if not gone:
+                continue
+            if kind == "ResourceClaim":
+                for pks in _chunks(gone):
+                    self.touched_nodes.update(
+                        AllocationResult.objects.filter(claim_id__in=pks, device__isnull=False).values_list("device__node_name", flat=True)
+                    )
+            if kind in ("ResourceSlice", "Node"):
+                self.devices_moved = True
+            if kind == "DeviceClass":
+                self.classes = {}  # reloaded by _reclassify
+            delete_pks(st.model, gone)
+            st.counts.deleted += len(gone)
+
+    def finish(self, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:
+        for kind in [*KIND_ORDER, *sorted(k for k in self.buffers if k not in KIND_ORDER)]:
+            self.flush(kind)
+        for kind in read.complete_kinds - set(self.kinds):
+            if kind not in TYPED_KINDS:
+                self._state(kind, KubeObject, Q(kind=kind))
+        self._ensure_slice_nodes()
+        self._resolve_allocations()
+        errors = [*read.errors, *self.errors]
+        if not errors:
+            self._delete_vanished(read)
+        self._reclassify()
+        if self.devices_moved:
+            _refresh_node_summaries(self.cluster)  # the device set moved: recount every node
+        elif self.touched_nodes:
+            _refresh_node_summaries(self.cluster, self.touched_nodes)
+        return {k: v.as_dict() for k, v in self.counts.items()}, errors
 
 
 def _refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> int:
@@ -448,110 +611,30 @@ def _refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> 
             acc["migs"] += 1
             acc["gpus"].add(parent or f"pk:{pk}")
     changed = []
-    for node in node_rows.only("pk", "name", *zero):
-        acc = per_node.get(node.name)
+    for pk, name, *have in node_rows.values_list("pk", "name", *zero):
+        acc = per_node.get(name)
         want = dict(zero)
         if acc:
             want = {
                 "gpu_count": len(acc["gpus"]), "mig_count": acc["migs"], "allocated_count": acc["alloc"],
                 "free_count": acc["gpu_devs"] - acc["alloc"], "device_count": acc["devices"],
             }  # fmt: skip
-        if any(getattr(node, k) != v for k, v in want.items()):
-            for k, v in want.items():
-                setattr(node, k, v)
-            changed.append(node)
-    Node.objects.bulk_update(changed, list(zero), batch_size=BULK)
-    return len(changed)
+        if list(want.values()) != have:
+            changed.append((pk, want))
+    return update_rows(Node, list(zero), changed)
 
 
 def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:
-    """Reconcile one ``ReadResult`` into the database. Returns (counts per kind, errors)."""
-    errors = list(read.errors)
-    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for obj in read.objects:
-        spec = BY_KIND.get(str(obj.get("kind")))
-        problem = parse.name_problem(obj, namespaced=spec.namespaced if spec else True)
-        if problem:
-            errors.append(problem)
-            continue
-        by_kind[str(obj.get("kind"))].append(obj)
+    """Reconcile one ``ReadResult`` into the database, streaming its objects kind by kind.
 
-    # Parse typed kinds up front: a malformed object becomes an error (and the run partial).
-    slices_parsed: dict[str, parse.ResourceSlice] = {}
-    good_slices = []
-    for obj in by_kind.get("ResourceSlice", []):
-        try:
-            s = parse.parse_resource_slice(obj)
-        except ValueError as exc:
-            errors.append(str(exc))
-            continue
-        slices_parsed[s.uid] = s
-        good_slices.append(obj)
-    by_kind["ResourceSlice"] = good_slices
-    good_claims = []
-    for obj in by_kind.get("ResourceClaim", []):
-        try:
-            parse.parse_resource_claim(obj)
-        except ValueError as exc:
-            errors.append(str(exc))
-            continue
-        good_claims.append(obj)
-    by_kind["ResourceClaim"] = good_claims
-
-    counts: dict[str, KindCounts] = defaultdict(KindCounts)
-
-    def may_delete(kind: str) -> bool:
-        return not errors and kind in read.complete_kinds
-
+    Returns (counts per kind, errors). Raises ``SourceError`` when the source fails while
+    being read (the transaction is rolled back: nothing changes).
+    """
     with transaction.atomic():
-        node_plan = _plan(Node, cluster, by_kind.get("Node", []), may_delete("Node"), counts["Node"])
-        _apply(Node, cluster, node_plan, _node_fields, counts["Node"])
-
-        dc_plan = _plan(DeviceClass, cluster, by_kind.get("DeviceClass", []), may_delete("DeviceClass"), counts["DeviceClass"])
-        _apply(DeviceClass, cluster, dc_plan, _device_class_fields, counts["DeviceClass"])
-        classes_changed = bool(dc_plan.create or dc_plan.update or dc_plan.delete_pks)
-
-        def slice_fields(obj: dict[str, Any]) -> dict[str, Any]:
-            s = slices_parsed[parse.object_uid(obj)]
-            return {
-                **_base(obj),
-                "driver": s.driver,
-                "pool": s.pool,
-                "pool_generation": s.pool_generation,
-                "resource_slice_count": s.resource_slice_count,
-                "node_name": s.node_name or "",
-                "all_nodes": s.all_nodes,
-                "device_count": len(s.devices),
-            }
-
-        sl_plan = _plan(ResourceSlice, cluster, by_kind["ResourceSlice"], may_delete("ResourceSlice"), counts["ResourceSlice"])
-        created, updated = _apply(ResourceSlice, cluster, sl_plan, slice_fields, counts["ResourceSlice"])
-        changed_slices = [(row, slices_parsed[row.uid]) for row in [*created, *updated]]
-        dev_written = _sync_devices(cluster, changed_slices, errors, classes_changed, counts["Device"])
-
-        _ensure_slice_nodes(cluster, slices_parsed.values(), by_kind.get("Node", []))
-
-        cl_plan = _plan(ResourceClaim, cluster, by_kind["ResourceClaim"], may_delete("ResourceClaim"), counts["ResourceClaim"])
-        created, updated = _apply(ResourceClaim, cluster, cl_plan, _claim_fields, counts["ResourceClaim"])
-        touched = _sync_claim_children(cluster, [*created, *updated])
-        touched |= _resolve_allocations(cluster)
-
-        pod_plan = _plan(Pod, cluster, by_kind.get("Pod", []), may_delete("Pod"), counts["Pod"])
-        _apply(Pod, cluster, pod_plan, _pod_fields, counts["Pod"])
-
-        other = [o for k, objs in by_kind.items() if k not in TYPED_KINDS for o in objs]
-        other_kinds = {k for k in by_kind if k not in TYPED_KINDS} | (read.complete_kinds - TYPED_KINDS)
-        for kind in sorted(other_kinds):
-            objs = [o for o in other if o.get("kind") == kind]
-            plan = _plan(KubeObject, cluster, objs, may_delete(kind), counts[kind], extra=Q(kind=kind))
-            _apply(KubeObject, cluster, plan, _kubeobject_fields, counts[kind])
-
-        if dev_written or sl_plan.delete_pks or node_plan.create or node_plan.update or cl_plan.delete_pks:
-            _refresh_node_summaries(cluster)  # the device set moved: recount every node
-        elif touched:
-            _refresh_node_summaries(cluster, touched)
-
-    return {k: v.as_dict() for k, v in counts.items()}, errors
+        rec = _Reconcile(cluster)
+        for obj, text in read.items():
+            rec.add(obj, text)
+        return rec.finish(read)
 
 
 def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Cluster, ReadResult], None] | None = None) -> SyncRun:

@@ -1,0 +1,134 @@
+"""Fast INSERT and UPDATE of many rows for the sync, below the ORM's per-object cost.
+
+A full sync of a large fleet writes tens of thousands of rows. ``bulk_create`` and
+``bulk_update`` spent most of that sync building model instances, preparing every field of
+every row and, for updates, compiling one ``CASE WHEN`` per row and field. Here rows are
+plain dicts keyed by attribute name (``cluster_id``, ``raw`` ...), values are converted once
+per column type, and the statement is sent with ``executemany`` (SQLite) or ``COPY``
+(PostgreSQL).
+
+JSON columns take a Python value (encoded here) or a ``RawJSON`` string (text already in
+JSON form, e.g. an object's exact text from the API response), stored as is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from django.db import connection, models
+
+BATCH = 2000
+
+
+class RawJSON(str):
+    """JSON text to store unchanged in a JSON column (must be a valid JSON document)."""
+
+    __slots__ = ()
+
+
+_encode = json.JSONEncoder().encode
+
+
+def _json(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, RawJSON):
+        return str(value)
+    if not value and isinstance(value, (dict, list)):
+        return "{}" if isinstance(value, dict) else "[]"
+    return _encode(value)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _converter(field: models.Field) -> Callable[[Any], Any]:
+    """Python value -> value for the database driver, the cheapest way that is still exact."""
+    if isinstance(field, models.JSONField):
+        return _json
+    if isinstance(field, (models.DateTimeField, models.DateField, models.DecimalField, models.UUIDField)):
+        return lambda v, f=field: None if v is None else f.get_db_prep_save(v, connection)
+    return _same  # str, int, bool, None and foreign-key ids go to the driver as they are
+
+
+def _columns(model: type[models.Model], names: Sequence[str] | None = None) -> list[models.Field]:
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    if names is None:
+        return fields
+    by_name = {f.attname: f for f in fields} | {f.name: f for f in fields}
+    return [by_name[n] for n in names]
+
+
+def insert_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> int:
+    """INSERT ``rows`` (dicts of attribute name -> value) into ``model``'s table.
+
+    Columns missing from a row take the field's default. Returns the number of rows written.
+    Raises the database's ``IntegrityError`` like the ORM would (e.g. a duplicate natural key).
+    """
+    fields = _columns(model)
+    conv = [(f.attname, _converter(f)) for f in fields]
+    defaults = {f.attname: f.get_default() for f in fields}
+
+    def values(row: dict[str, Any]) -> tuple[Any, ...]:
+        full = {**defaults, **row}  # a column the row leaves out takes the field's default
+        return tuple([to_db(full[name]) for name, to_db in conv])
+
+    table = connection.ops.quote_name(model._meta.db_table)
+    cols = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    written = 0
+    with connection.cursor() as cur:
+        if connection.vendor == "postgresql":
+            # COPY sends rows as one stream: several times faster than INSERTs for big syncs.
+            with cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:  # names from model metadata
+                for row in rows:
+                    copy.write_row(values(row))
+                    written += 1
+            return written
+        sql = f"INSERT INTO {table} ({cols}) VALUES ({', '.join(['%s'] * len(fields))})"  # noqa: S608
+        batch: list[tuple[Any, ...]] = []
+        for row in rows:
+            batch.append(values(row))
+            if len(batch) >= BATCH:
+                cur.executemany(sql, batch)
+                written += len(batch)
+                batch = []
+        if batch:
+            cur.executemany(sql, batch)
+            written += len(batch)
+    return written
+
+
+def update_rows(model: type[models.Model], names: Sequence[str], rows: Iterable[tuple[int, dict[str, Any]]]) -> int:
+    """UPDATE columns ``names`` of the rows given as ``(pk, values dict)``; returns rows sent."""
+    fields = _columns(model, names)
+    if not fields:
+        return 0
+    conv = [(f.attname, _converter(f)) for f in fields]
+    table = connection.ops.quote_name(model._meta.db_table)
+    sets = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
+    pk = connection.ops.quote_name(model._meta.pk.column)
+    sql = f"UPDATE {table} SET {sets} WHERE {pk} = %s"  # noqa: S608 - names from model metadata
+    written = 0
+    with connection.cursor() as cur:
+        batch: list[tuple[Any, ...]] = []
+        for key, row in rows:
+            batch.append((*(to_db(row[name]) for name, to_db in conv), key))
+            if len(batch) >= BATCH:
+                cur.executemany(sql, batch)
+                written += len(batch)
+                batch = []
+        if batch:
+            cur.executemany(sql, batch)
+            written += len(batch)
+    return written
+
+
+def delete_pks(model: type[models.Model], pks: Sequence[int]) -> int:
+    """DELETE rows by primary key through the ORM (so cascades and signals still apply)."""
+    deleted = 0
+    for i in range(0, len(pks), BATCH // 2):
+        deleted += model.objects.filter(pk__in=pks[i : i + BATCH // 2]).delete()[1].get(model._meta.label, 0)
+    return deleted

@@ -437,6 +437,14 @@ _MEMO: dict[tuple[Any, ...], tuple[bool, str | None]] = {}
 _MEMO_MAX = 200_000
 # Constructs that can reach attributes not named literally in the expression.
 _OPAQUE = ("exists", "all(", "map(", "filter(", "size(", "+", "[device", "keys(")
+# (expressions, attribute names, capacity names) -> the names those expressions can read, or
+# None when one of them is opaque. A fleet has a few device shapes (sets of names), so this is
+# worked out a few times per expression rather than once per device.
+_NAMES: dict[tuple[Any, ...], tuple[tuple[str, ...], tuple[str, ...]] | None] = {}
+_NAMES_MAX = 20_000
+# (DeviceClasses as names and expression tuples, the device facts any of them can read) ->
+# names of the classes that match, sorted: ``classes_matching`` once per device shape.
+_CLASS_MEMO: dict[tuple[Any, ...], tuple[str, ...]] = {}
 
 
 @lru_cache(maxsize=4096)
@@ -444,30 +452,71 @@ def _opaque(expr: str) -> bool:
     return any(tok in expr for tok in _OPAQUE)
 
 
-@lru_cache(maxsize=65536)
 def _named_in(qualified_name: str, expr: str) -> bool:
     return qualified_name.rpartition("/")[2] in expr
+
+
+def _readable_names(
+    tag: Any, exprs: Sequence[str], akeys: tuple[str, ...], ckeys: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The attribute and capacity names (from ``akeys`` / ``ckeys``) that ``exprs`` can read.
+
+    A selector reads an attribute or capacity by its literal name (``.productName``,
+    ``['memory']``), so a name whose short form does not occur in any expression's text cannot
+    change a result. None when an expression is opaque (``_OPAQUE``): not memoizable. Cached
+    under ``(tag, akeys, ckeys)``; ``tag`` must determine ``exprs``.
+    """
+    key = (tag, akeys, ckeys)
+    try:
+        return _NAMES[key]
+    except KeyError:
+        pass
+    names: tuple[tuple[str, ...], tuple[str, ...]] | None
+    if any(_opaque(e) for e in exprs):
+        names = None
+    else:
+        names = (
+            tuple(k for k in akeys if any(_named_in(k, e) for e in exprs)),
+            tuple(k for k in ckeys if any(_named_in(k, e) for e in exprs)),
+        )
+    if len(_NAMES) >= _NAMES_MAX:
+        _NAMES.clear()
+    _NAMES[key] = names
+    return names
+
+
+def _facts(
+    device: Device, names: tuple[tuple[str, ...], tuple[str, ...]], allow_multi: bool
+) -> tuple[Any, ...]:
+    """The device facts behind ``names``: driver, the named attributes with their values and
+    Python types (``True == 1`` but CEL tells a bool from an int), the named capacities, and
+    ``allowMultipleAllocations``. Which names are present is part of the key: a missing
+    attribute is a runtime error, a present one is not."""
+    anames, cnames = names
+    attrs = device.attributes
+    avals = tuple([attrs[k] for k in anames])
+    caps = device.capacity
+    return (
+        device.driver,
+        anames,
+        avals,
+        tuple(map(type, avals)),
+        cnames,
+        tuple([caps[k] for k in cnames]),
+        allow_multi,
+    )
 
 
 def _visible(device: Device, expr: str) -> tuple[Any, ...] | None:
     """The device facts ``expr`` can read, or None when that cannot be told from its text.
 
-    A selector reads an attribute or capacity by its literal name (``.productName``,
-    ``['memory']``), so facts whose short name does not occur in the text cannot change the
-    result. Expressions using macros over maps or string building are not memoized.
+    See ``_readable_names`` for which attributes and capacities count; expressions using
+    macros over maps or string building are not memoized.
     """
-    if _opaque(expr):
+    names = _readable_names(expr, (expr,), tuple(device.attributes), tuple(device.capacity))
+    if names is None:
         return None
-
-    def seen(items: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-        return tuple((k, v) for k, v in items.items() if _named_in(k, expr))
-
-    return (
-        device.driver,
-        seen(device.attributes),
-        seen(device.capacity),
-        bool(getattr(device, "allow_multiple_allocations", False)),
-    )
+    return _facts(device, names, bool(getattr(device, "allow_multiple_allocations", False)))
 
 
 def _evaluate_one(device: Device, expr: str, activation: dict[str, Any]) -> tuple[bool, str | None]:
@@ -493,10 +542,15 @@ def evaluate_device(device: Device, expressions: Sequence[str]) -> MatchResult:
     if not expressions:
         return MatchResult(True)
     activation: dict[str, Any] | None = None
+    akeys, ckeys = tuple(device.attributes), tuple(device.capacity)
+    allow_multi = bool(getattr(device, "allow_multiple_allocations", False))
     for expr in expressions:
-        view = _visible(device, expr)
-        key = (expr, view) if view is not None else None
-        hit = _MEMO.get(key) if key is not None else None
+        names = _readable_names(expr, (expr,), akeys, ckeys)
+        key = (expr, _facts(device, names, allow_multi)) if names is not None else None
+        try:
+            hit = _MEMO.get(key) if key is not None else None
+        except TypeError:  # an unhashable attribute value (malformed slice): evaluate unmemoized
+            key = hit = None
         if hit is None:
             compile_selector(expr)  # a compile error raises, never memoized
             if activation is None:
@@ -532,7 +586,27 @@ def classes_matching(device: Device, device_classes: Mapping[str, Sequence[str]]
 
     A class whose selector errors for this device, or does not compile, does not match. A
     class without selectors matches every device, as in Kubernetes. Sorted by name.
+
+    The answer is memoized per device shape: the classes' names and expressions plus the
+    device facts any of those expressions can read (see ``_readable_names``), so a fleet of
+    identical GPUs costs one CEL evaluation per class and shape.
     """
+    key: tuple[Any, ...] | None = None
+    try:
+        sig = (tuple(device_classes), tuple(map(tuple, device_classes.values())))
+        names = _readable_names(
+            sig,
+            [e for exprs in sig[1] for e in exprs],
+            tuple(device.attributes),
+            tuple(device.capacity),
+        )
+        if names is not None:
+            key = (sig, _facts(device, names, bool(getattr(device, "allow_multiple_allocations", False))))
+            hit = _CLASS_MEMO.get(key)
+            if hit is not None:
+                return list(hit)
+    except TypeError:  # unhashable expressions or attribute values: no memo for this device
+        key = None
     out = []
     for name, exprs in device_classes.items():
         try:
@@ -540,4 +614,9 @@ def classes_matching(device: Device, device_classes: Mapping[str, Sequence[str]]
                 out.append(name)
         except SelectorError:
             continue
-    return sorted(out)
+    out.sort()
+    if key is not None:
+        if len(_CLASS_MEMO) >= _MEMO_MAX:
+            _CLASS_MEMO.clear()
+        _CLASS_MEMO[key] = tuple(out)
+    return out

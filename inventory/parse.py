@@ -17,8 +17,9 @@ domain; ``resource.kubernetes.io/pciBusID`` is a standard qualified name.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 from kubernetes.utils.quantity import parse_quantity as _k8s_parse_quantity
@@ -34,17 +35,33 @@ def parse_quantity(value: Any) -> Decimal | None:
     """
     if value is None:
         return None
+    if type(value) is str:
+        # A fleet repeats a handful of quantity strings thousands of times; Decimals are immutable.
+        return _parse_quantity_text(value)
+    return _parse_quantity_uncached(value)
+
+
+def _parse_quantity_uncached(value: Any) -> Decimal | None:
     try:
         return Decimal(_k8s_parse_quantity(value))
     except (ValueError, TypeError, InvalidOperation):
         return None
 
 
+@lru_cache(maxsize=8192)
+def _parse_quantity_text(value: str) -> Decimal | None:
+    return _parse_quantity_uncached(value)
+
+
+_ATTRIBUTE_KINDS = ("string", "int", "bool", "version")
+_ATTRIBUTE_KIND_SET = frozenset(_ATTRIBUTE_KINDS)
+
+
 def attribute_value(attr: Any) -> Any:
     """The Python value of one DeviceAttribute (``{string|int|bool|version: x}``)."""
     if not isinstance(attr, dict):
         return None
-    for key in ("string", "int", "bool", "version"):
+    for key in _ATTRIBUTE_KINDS:
         if key in attr:
             return attr[key]
     return None
@@ -132,6 +149,26 @@ def object_uid(obj: dict[str, Any]) -> str:
     return f"{obj.get('kind')}/{ns}/{meta.get('name')}"
 
 
+# Field order of ``Device``; ``_new_device`` fills the instance dict directly because the
+# generated frozen ``__init__`` (one ``object.__setattr__`` per field) dominated parsing a fleet.
+_DEVICE_FIELDS = (
+    "driver", "pool", "name", "node_name", "slice_name", "type", "uuid", "parent_uuid",
+    "product_name", "profile", "architecture", "driver_version", "pci_bus_id", "memory_bytes",
+    "attributes", "capacity", "consumes_counters", "taints",
+)
+# Guard for the shortcut: it is only equivalent while Device has exactly these fields and no
+# __post_init__; change both together.
+assert tuple(f.name for f in fields(Device)) == _DEVICE_FIELDS and not hasattr(Device, "__post_init__")
+_new_object = object.__new__
+
+
+def _new_device(values: tuple[Any, ...]) -> Device:
+    """A Device from its field values in ``_DEVICE_FIELDS`` order (same result as ``Device(...)``)."""
+    dev = _new_object(Device)
+    dev.__dict__.update(zip(_DEVICE_FIELDS, values, strict=True))
+    return dev
+
+
 def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
     """Parse a v1 ResourceSlice. Raises ``ValueError`` when ``spec.driver`` or pool is missing."""
     meta = obj.get("metadata") or {}
@@ -141,53 +178,79 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
     if not isinstance(driver, str) or not driver or not isinstance(pool.get("name"), str):
         raise ValueError(f"ResourceSlice {meta.get('name')!r} has no spec.driver or spec.pool.name")
     node = _str(spec.get("nodeName"))
+    pool_name = pool["name"]
+    slice_name = str(meta.get("name"))
+    prefix = driver + "/"
+    # The driver's unqualified names, qualified once per slice (as ``_qualified`` would).
+    k_type, k_uuid, k_parent, k_product, k_profile, k_arch, k_drv, k_memory = (
+        prefix + n
+        for n in (
+            "type", "uuid", "parentUUID", "productName", "profile", "architecture",
+            "driverVersion", "memory",
+        )
+    )
+    label = _DNS_LABEL.match
+    kinds = _ATTRIBUTE_KIND_SET
+    # Qualified names shared by every device of the slice (one string each, hash computed once).
+    qualified: dict[str, str] = {}
     devices: list[Device] = []
     for d in spec.get("devices") or []:
         if not isinstance(d, dict) or not isinstance(d.get("name"), str):
             raise ValueError(f"ResourceSlice {meta.get('name')!r} has a device without a name")
-        if len(d["name"]) > 63 or not _DNS_LABEL.match(d["name"]):
-            raise ValueError(f"ResourceSlice {meta.get('name')!r}: device name {d['name'][:80]!r} is not a DNS label")
-        attrs = {
-            _qualified(k, driver): attribute_value(v) for k, v in (d.get("attributes") or {}).items()
-        }
-        caps = {
-            _qualified(k, driver): _str((v or {}).get("value")) or ""
-            for k, v in (d.get("capacity") or {}).items()
-            if isinstance(v, dict)
-        }
-
-        def a(n: str, attrs: dict[str, Any] = attrs) -> Any:
-            return attrs.get(_qualified(n, driver))
-
-        mem = parse_quantity(caps.get(_qualified("memory", driver)))
-        dtype = a("type")
+        dname = d["name"]
+        if len(dname) > 63 or not label(dname):
+            raise ValueError(f"ResourceSlice {meta.get('name')!r}: device name {dname[:80]!r} is not a DNS label")
+        attrs: dict[str, Any] = {}
+        for k, v in (d.get("attributes") or {}).items():
+            qk = qualified.get(k)
+            if qk is None:
+                qk = qualified[k] = k if "/" in k else prefix + k
+            if type(v) is dict and len(v) == 1:  # the usual shape: exactly one typed value
+                [(kind, value)] = v.items()
+                attrs[qk] = value if kind in kinds else None
+            else:
+                attrs[qk] = attribute_value(v)
+        caps: dict[str, str] = {}
+        for k, v in (d.get("capacity") or {}).items():
+            if isinstance(v, dict):
+                qk = qualified.get(k)
+                if qk is None:
+                    qk = qualified[k] = k if "/" in k else prefix + k
+                q = v.get("value")
+                caps[qk] = (q if type(q) is str else _str(q)) or ""
+        mem = parse_quantity(caps.get(k_memory))
+        dtype = attrs.get(k_type)
+        g = attrs.get
+        taints = d.get("taints")
         devices.append(
-            Device(
-                driver=driver,
-                pool=pool["name"],
-                name=d["name"],
-                node_name=node,
-                slice_name=str(meta.get("name")),
-                type=str(dtype) if dtype else "other",
-                uuid=_str(a("uuid")),
-                parent_uuid=_str(a("parentUUID")),
-                product_name=_str(a("productName")),
-                profile=_str(a("profile")),
-                architecture=_str(a("architecture")),
-                driver_version=_str(a("driverVersion")),
-                pci_bus_id=_str(attrs.get(PCI_BUS_ID_ATTR)),
-                memory_bytes=int(mem) if mem is not None else None,
-                attributes=attrs,
-                capacity=caps,
-                consumes_counters=bool(d.get("consumesCounters")),
-                taints=tuple(t for t in d.get("taints") or [] if isinstance(t, dict)),
+            _new_device(
+                (
+                    driver,
+                    pool_name,
+                    dname,
+                    node,
+                    slice_name,
+                    str(dtype) if dtype else "other",
+                    _str(g(k_uuid)),
+                    _str(g(k_parent)),
+                    _str(g(k_product)),
+                    _str(g(k_profile)),
+                    _str(g(k_arch)),
+                    _str(g(k_drv)),
+                    _str(g(PCI_BUS_ID_ATTR)),
+                    int(mem) if mem is not None else None,
+                    attrs,
+                    caps,
+                    bool(d.get("consumesCounters")),
+                    tuple(t for t in taints if isinstance(t, dict)) if taints else (),
+                )
             )
         )
     return ResourceSlice(
         uid=object_uid(obj),
-        name=str(meta.get("name")),
+        name=slice_name,
         driver=driver,
-        pool=pool["name"],
+        pool=pool_name,
         pool_generation=_int(pool.get("generation")),
         resource_slice_count=_int(pool.get("resourceSliceCount"), 1),
         node_name=node,

@@ -149,8 +149,8 @@ def object_uid(obj: dict[str, Any]) -> str:
     return f"{obj.get('kind')}/{ns}/{meta.get('name')}"
 
 
-# Field order of ``Device``; ``_new_device`` fills the instance dict directly because the
-# generated frozen ``__init__`` (one ``object.__setattr__`` per field) dominated parsing a fleet.
+# Field order of ``Device``. ``parse_resource_slice`` fills a new instance's dict directly: the
+# generated frozen ``__init__`` (one ``object.__setattr__`` per field) was a fifth of parsing.
 _DEVICE_FIELDS = (
     "driver", "pool", "name", "node_name", "slice_name", "type", "uuid", "parent_uuid",
     "product_name", "profile", "architecture", "driver_version", "pci_bus_id", "memory_bytes",
@@ -158,15 +158,9 @@ _DEVICE_FIELDS = (
 )
 # Guard for the shortcut: it is only equivalent while Device has exactly these fields and no
 # __post_init__; change both together.
-assert tuple(f.name for f in fields(Device)) == _DEVICE_FIELDS and not hasattr(Device, "__post_init__")
+if tuple(f.name for f in fields(Device)) != _DEVICE_FIELDS or hasattr(Device, "__post_init__"):
+    raise ImportError("inventory.parse: _DEVICE_FIELDS no longer matches the Device dataclass")
 _new_object = object.__new__
-
-
-def _new_device(values: tuple[Any, ...]) -> Device:
-    """A Device from its field values in ``_DEVICE_FIELDS`` order (same result as ``Device(...)``)."""
-    dev = _new_object(Device)
-    dev.__dict__.update(zip(_DEVICE_FIELDS, values, strict=True))
-    return dev
 
 
 def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
@@ -190,14 +184,15 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
         )
     )
     label = _DNS_LABEL.match
+    new_object = _new_object
     kinds = _ATTRIBUTE_KIND_SET
     # Qualified names shared by every device of the slice (one string each, hash computed once).
     qualified: dict[str, str] = {}
     devices: list[Device] = []
     for d in spec.get("devices") or []:
-        if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+        dname = d.get("name") if isinstance(d, dict) else None
+        if not isinstance(dname, str):
             raise ValueError(f"ResourceSlice {meta.get('name')!r} has a device without a name")
-        dname = d["name"]
         if len(dname) > 63 or not label(dname):
             raise ValueError(f"ResourceSlice {meta.get('name')!r}: device name {dname[:80]!r} is not a DNS label")
         attrs: dict[str, Any] = {}
@@ -222,8 +217,10 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
         dtype = attrs.get(k_type)
         g = attrs.get
         taints = d.get("taints")
-        devices.append(
-            _new_device(
+        dev = new_object(Device)
+        dev.__dict__.update(
+            zip(
+                _DEVICE_FIELDS,
                 (
                     driver,
                     pool_name,
@@ -243,9 +240,11 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
                     caps,
                     bool(d.get("consumesCounters")),
                     tuple(t for t in taints if isinstance(t, dict)) if taints else (),
-                )
+                ),
+                strict=True,
             )
         )
+        devices.append(dev)
     return ResourceSlice(
         uid=object_uid(obj),
         name=slice_name,

@@ -14,7 +14,7 @@ JSON form, e.g. an object's exact text from the API response), stored as is.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from django.db import connection, models
@@ -68,28 +68,46 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> in
     Columns missing from a row take the field's default. Returns the number of rows written.
     Raises the database's ``IntegrityError`` like the ORM would (e.g. a duplicate natural key).
     """
+    rows = iter(rows)
+    first = next(rows, None)
+    if first is None:
+        return 0
     fields = _columns(model)
-    conv = [(f.attname, _converter(f)) for f in fields]
-    defaults = {f.attname: f.get_default() for f in fields}
+    # Columns the first row names, then the others with their defaults converted once: rows
+    # built by one function share their keys, so each row costs one pass over its own values.
+    given = [f for f in fields if f.attname in first]
+    rest = [f for f in fields if f.attname not in first]
+    conv = [(f.attname, _converter(f)) for f in given]
+    tail = tuple(_converter(f)(f.get_default()) for f in rest)
+    width = len(given)
 
     def values(row: dict[str, Any]) -> tuple[Any, ...]:
-        full = {**defaults, **row}  # a column the row leaves out takes the field's default
-        return tuple([to_db(full[name]) for name, to_db in conv])
+        if len(row) == width:
+            try:
+                return (*[to_db(row[name]) for name, to_db in conv], *tail)
+            except KeyError:
+                pass
+        full = {f.attname: f.get_default() for f in rest} | row
+        extra = set(full) - {f.attname for f in fields}
+        if extra:
+            raise ValueError(f"{model.__name__} has no column(s) {sorted(extra)}")
+        return (*[to_db(full[name]) for name, to_db in conv], *[_converter(f)(full[f.attname]) for f in rest])
 
+    order = [*given, *rest]
     table = connection.ops.quote_name(model._meta.db_table)
-    cols = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    cols = ", ".join(connection.ops.quote_name(f.column) for f in order)
     written = 0
     with connection.cursor() as cur:
         if connection.vendor == "postgresql":
             # COPY sends rows as one stream: several times faster than INSERTs for big syncs.
             with cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:  # names from model metadata
-                for row in rows:
+                for row in _chain(first, rows):
                     copy.write_row(values(row))
                     written += 1
             return written
-        sql = f"INSERT INTO {table} ({cols}) VALUES ({', '.join(['%s'] * len(fields))})"  # noqa: S608
+        sql = f"INSERT INTO {table} ({cols}) VALUES ({', '.join(['%s'] * len(order))})"  # noqa: S608
         batch: list[tuple[Any, ...]] = []
-        for row in rows:
+        for row in _chain(first, rows):
             batch.append(values(row))
             if len(batch) >= BATCH:
                 cur.executemany(sql, batch)
@@ -99,6 +117,11 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> in
             cur.executemany(sql, batch)
             written += len(batch)
     return written
+
+
+def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    yield first
+    yield from rest
 
 
 def update_rows(model: type[models.Model], names: Sequence[str], rows: Iterable[tuple[int, dict[str, Any]]]) -> int:

@@ -2,7 +2,7 @@
 
 ``diagnose_cluster(cluster, prom)`` is what the sync hook (``ClaimsConfig.after_sync``) and
 ``manage.py diagnose --cluster`` call: it reads the stored objects back
-(``inventory.exports.cluster_objects``), runs the pure engine and returns the findings with
+(``inventory.exports.iter_cluster_objects``), runs the pure engine and returns the findings with
 the ``now`` it used. ``record_diagnosis(cluster, findings, now)`` reconciles them with the
 open ``Finding`` rows by fingerprint (category + main object):
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,7 +34,7 @@ from django.utils import timezone
 from claims.diagnosis import ClusterState, Thresholds, diagnose
 from claims.diagnosis.findings import Finding as Diagnosis
 from claims.diagnosis.state import parse_time
-from inventory.exports import cluster_objects
+from inventory.exports import iter_cluster_objects
 from inventory.models import ClaimState, Cluster, ResourceClaim, SourceKind
 from inventory.snapshot import newest_timestamp
 
@@ -71,8 +72,12 @@ def thresholds() -> Thresholds:
 def diagnosis_now(cluster: Cluster, objects: list[dict[str, Any]]) -> datetime:
     """The clock for a live cluster; for a snapshot its newest timestamp (a snapshot taken
     last week must not make every pending claim look a week old), else the clock."""
+    return _clock(cluster, newest_timestamp(objects) if cluster.source_kind == SourceKind.SNAPSHOT else None)
+
+
+def _clock(cluster: Cluster, newest: str | None) -> datetime:
     if cluster.source_kind == SourceKind.SNAPSHOT:
-        when = parse_time(newest_timestamp(objects))
+        when = parse_time(newest)
         if when is not None:
             return when
     return timezone.now()
@@ -84,9 +89,19 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None,
 
     Returns the findings (engine order) and the ``now`` used (``diagnosis_now`` unless given).
     """
-    objects, stored_prom = cluster_objects(cluster.name)
-    state = ClusterState.from_objects(objects, {**stored_prom, **(prom or {})})
-    when = now or diagnosis_now(cluster, objects)
+    newest: list[str] = []
+
+    def watched(objects: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        # The state keeps parsed records, not the raw objects: read them once, in chunks,
+        # and note the newest timestamp on the way (a snapshot's clock, ``diagnosis_now``).
+        for obj in objects:
+            stamp = newest_timestamp([obj])
+            if stamp is not None and (not newest or stamp[:19] > newest[0][:19]):
+                newest[:] = [stamp]
+            yield obj
+
+    state = ClusterState.from_objects(watched(iter_cluster_objects(cluster)), prom or {})
+    when = now or _clock(cluster, newest[0] if newest else None)
     return diagnose(state, when, thresholds()), when
 
 

@@ -17,6 +17,7 @@ domain; ``resource.kubernetes.io/pciBusID`` is a standard qualified name.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field, fields
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -184,6 +185,7 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
         )
     )
     label = _DNS_LABEL.match
+    intern = sys.intern
     new_object = _new_object
     kinds = _ATTRIBUTE_KIND_SET
     # Qualified names shared by every device of the slice (one string each, hash computed once).
@@ -202,7 +204,9 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
                 qk = qualified[k] = k if "/" in k else prefix + k
             if type(v) is dict and len(v) == 1:  # the usual shape: exactly one typed value
                 [(kind, value)] = v.items()
-                attrs[qk] = value if kind in kinds else None
+                # Interned: a fleet repeats each product name, version and architecture on
+                # thousands of devices; one string each keeps a whole-cluster state small.
+                attrs[qk] = (intern(value) if type(value) is str else value) if kind in kinds else None
             else:
                 attrs[qk] = attribute_value(v)
         caps: dict[str, str] = {}

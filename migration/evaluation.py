@@ -10,12 +10,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from inventory.exports import cluster_objects
+from inventory.exports import cluster_objects, iter_cluster_objects
 from inventory.models import Cluster, Device, Node
 from migration.blockers import parse_version
 from migration.models import Attestation, ReadinessEvaluation, Trigger, items_fingerprint
 from migration.planner import MigrationPlan, plan_migration
-from migration.readiness import Readiness, evaluate_readiness
+from migration.readiness import READINESS_KINDS, Readiness, evaluate_readiness, slim_slice
 
 WEEK = timedelta(days=7)
 
@@ -70,7 +70,10 @@ def evaluate_cluster(
     Evaluations are never stored back-dated behind a newer row: "newest" is by ``evaluated_at``.
     """
     if objects is None:
-        objects, _prom = cluster_objects(cluster.name)
+        objects = [
+            slim_slice(o) if o.get("kind") == "ResourceSlice" else o
+            for o in iter_cluster_objects(cluster, READINESS_KINDS)
+        ]
     rows = list(Attestation.objects.filter(cluster=cluster, attested_at__lte=now))
     row_of = {}
     core_atts = []

@@ -128,6 +128,35 @@ def _is_gpu_node(n: dict[str, Any], slice_nodes: set[str]) -> bool:
     )
 
 
+# Every kind ``evaluate_readiness`` reads; a caller holding a large cluster may pass only these.
+READINESS_KINDS = frozenset({
+    "Node", "Pod", "DaemonSet", "Deployment", "ConfigMap", "PrometheusRule", "ClusterPolicy", "GPUCluster",
+    "NVIDIADriver", "ClusterQueue", "ResourceFlavor", "Queue", "ResourceSlice",
+})  # fmt: skip
+
+
+def slim_slice(obj: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a ResourceSlice the checklist reads (``_gpu_slices``): kind, version, name,
+    ``spec.driver``, ``spec.pool``, ``spec.nodeName`` and each device's name and
+    ``driverVersion`` attribute. A 1,000-node fleet's slices are mostly device attributes the
+    checklist never looks at; callers streaming stored slices keep only this."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    devices = []
+    for d in spec.get("devices") or []:
+        if not isinstance(d, dict):
+            continue
+        attrs = d.get("attributes") if isinstance(d.get("attributes"), dict) else {}
+        keep = {k: v for k, v in attrs.items() if k.rpartition("/")[2] == "driverVersion"}
+        devices.append({"name": d.get("name"), "attributes": keep})
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {k: meta[k] for k in ("name", "uid") if k in meta},
+        "spec": {**{k: spec[k] for k in ("driver", "pool", "nodeName", "allNodes") if k in spec}, "devices": devices},
+    }
+
+
 def _gpu_slices(objects: list[dict[str, Any]]) -> list[Any]:
     out = []
     for s in _kind(objects, "ResourceSlice"):

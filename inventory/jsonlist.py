@@ -1,105 +1,107 @@
-"""Walk the ``items`` of a Kubernetes ``List`` JSON text one item at a time.
+"""Split a Kubernetes ``List`` JSON document into its items without decoding them.
 
 Pure: no Django. ``kubectl get -o json`` and every API list response are one JSON object whose
-``items`` array holds the objects. Decoding the whole text at once builds every object as
-Python dicts (about five times the text's size) before the first one can be stored; walking
-the array with the standard library's own scanner (``JSONDecoder.raw_decode``) decodes one
-item at a time and also gives each item's exact text, which the sync stores as the object's
-raw JSON without encoding it again.
-
-Only the top level is walked here; each item is decoded by ``json`` itself, so the accepted
-syntax is exactly the standard library's.
+``items`` array holds the objects. ``msgspec`` splits that array into ``msgspec.Raw`` slices
+of the input (no copy, no Python objects built) and reads each item's identity (kind,
+apiVersion, metadata.name/namespace/uid/resourceVersion) while skipping the rest at C speed.
+The sync then decodes only the objects whose ``resourceVersion`` it has not stored yet, and
+stores an item's exact text as its raw JSON instead of encoding it again.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-_DECODER = json.JSONDecoder()
-_WS = re.compile(r"[ \t\n\r]*")
+import msgspec
 
 
-class NotAList(ValueError):
-    """The text is valid JSON so far but not an object with an ``items`` array."""
+class _Meta(msgspec.Struct):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resourceVersion: str = ""
 
 
-@dataclass
-class ListHead:
-    """The top-level keys of the List other than ``items`` (``kind``, ``apiVersion``,
-    ``metadata``), filled in as the walk passes them; complete once the walk has ended."""
-
-    fields: dict[str, Any] = field(default_factory=dict)
-    # True once the closing brace of the top-level object was read.
-    complete: bool = False
+class _Head(msgspec.Struct):
+    kind: str = ""
+    apiVersion: str = ""
+    metadata: _Meta | None = None
 
 
-def _skip(text: str, pos: int) -> int:
-    return _WS.match(text, pos).end()
+class _List(msgspec.Struct):
+    items: list[msgspec.Raw] | None = None
+    kind: str = ""
+    apiVersion: str = ""
+    metadata: Any = None  # a List's own metadata is small: decoded as is
 
 
-def _expect(text: str, pos: int, char: str) -> int:
-    pos = _skip(text, pos)
-    if text[pos : pos + 1] != char:
-        raise json.JSONDecodeError(f"Expecting {char!r}", text, pos)
-    return pos + 1
+_LIST = msgspec.json.Decoder(_List)
+_HEAD = msgspec.json.Decoder(_Head)
+_ANY = msgspec.json.Decoder()
 
 
-def iter_items(text: str, head: ListHead | None = None) -> Iterator[tuple[Any, str]]:
-    """Yield ``(item, item_text)`` for each element of the top-level object's ``items`` array.
+class JSONError(ValueError):
+    """The text is not valid JSON (message from the decoder, with the byte position)."""
 
-    ``item_text`` is the element's exact slice of ``text`` (as compact or as indented as the
-    file). Top-level keys before and after ``items`` are decoded into ``head.fields``, so for
-    an object without ``items`` (a single Kubernetes object) ``head.fields`` ends up holding
-    the whole object. An object with an ``items`` array is taken as a List whatever its
-    ``kind`` says (no Kubernetes object has a top-level ``items``).
-    Raises ``json.JSONDecodeError`` for invalid JSON (at the position found, after yielding
-    the items before it) and ``NotAList`` when the top level is not an object, its ``items``
-    is not an array, or it has no ``items`` (then nothing was yielded).
+
+@dataclass(frozen=True)
+class Head:
+    """An item's identity, read without decoding the rest of it. Empty strings when absent."""
+
+    kind: str
+    api_version: str
+    name: str
+    namespace: str
+    uid: str
+    resource_version: str
+
+
+@dataclass(frozen=True)
+class ListDoc:
+    """``items``: each item's exact bytes (a view of the input); ``kind``; ``continue_token``:
+    ``metadata.continue`` of an API list page ("" on the last page and in files)."""
+
+    items: list[msgspec.Raw]
+    kind: str
+    continue_token: str
+
+
+def split_list(data: bytes | str) -> ListDoc | None:
+    """The items of a JSON object holding an ``items`` array, or None for any other JSON value
+    (a single Kubernetes object, an array, a scalar). Raises ``JSONError`` for invalid JSON.
+
+    An object with an ``items`` array is taken as a List whatever its ``kind`` (no Kubernetes
+    object has a top-level ``items``).
     """
-    head = head if head is not None else ListHead()
-    pos = _skip(text, 0)
-    if text[pos : pos + 1] != "{":
-        raise NotAList("top level is not a JSON object")
-    pos += 1
-    seen_items = False
-    first = True
-    while True:
-        pos = _skip(text, pos)
-        if text[pos : pos + 1] == "}":
-            pos += 1
-            break
-        if not first:
-            pos = _expect(text, pos, ",")
-            pos = _skip(text, pos)
-        first = False
-        key, pos = _DECODER.raw_decode(text, pos)
-        if not isinstance(key, str):
-            raise json.JSONDecodeError("Expecting property name", text, pos)
-        pos = _skip(text, _expect(text, pos, ":"))
-        if key != "items":
-            head.fields[key], pos = _DECODER.raw_decode(text, pos)
-            continue
-        if text[pos : pos + 1] != "[":
-            raise NotAList('"items" is not an array')
-        seen_items = True
-        pos = _skip(text, pos + 1)
-        if text[pos : pos + 1] == "]":
-            pos += 1
-            continue
-        while True:
-            item, end = _DECODER.raw_decode(text, pos)
-            yield item, text[pos:end]
-            pos = _skip(text, end)
-            if text[pos : pos + 1] == "]":
-                pos += 1
-                break
-            pos = _skip(text, _expect(text, pos, ","))
-    if _skip(text, pos) != len(text):
-        raise json.JSONDecodeError("Extra data", text, _skip(text, pos))
-    head.complete = True
-    if not seen_items:
-        raise NotAList("object has no items array")
+    try:
+        doc = _LIST.decode(data)
+    except msgspec.ValidationError:
+        return None  # valid JSON of another shape: ``items`` not an array, not an object...
+    except msgspec.DecodeError as exc:
+        raise JSONError(str(exc)) from exc
+    if doc.items is None:
+        return None
+    token = doc.metadata.get("continue") if isinstance(doc.metadata, dict) else None
+    return ListDoc(items=doc.items, kind=doc.kind, continue_token=token if isinstance(token, str) else "")
+
+
+def head(raw: msgspec.Raw | bytes) -> Head | None:
+    """The identity of one item; None when its kind, apiVersion or metadata fields are not
+    of the expected types (the caller decodes such an item in full and lets validation speak)."""
+    try:
+        h = _HEAD.decode(raw)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    m = h.metadata or _Meta()
+    return Head(h.kind, h.apiVersion, m.name, m.namespace, m.uid, m.resourceVersion)
+
+
+def decode(raw: msgspec.Raw | bytes | str) -> Any:
+    """Decode JSON text into plain dicts, lists, str, int, float, bool and None.
+
+    Raises ``JSONError`` for invalid JSON."""
+    try:
+        return _ANY.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise JSONError(str(exc)) from exc

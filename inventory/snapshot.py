@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from . import jsonlist
+from .readitem import ReadItem
 
 OBJECT_SUFFIXES = (".yaml", ".yml", ".json")
 PROM_SUFFIXES = (".prom",)
@@ -66,53 +67,71 @@ def _unroll(doc: Any, where: str, out: SnapshotLoad) -> Iterator[dict[str, Any]]
     yield doc
 
 
-def _json_items(text: str, name: str, out: SnapshotLoad) -> Iterator[tuple[dict[str, Any], str | None]]:
-    """Objects of one JSON file, a List walked item by item (see ``jsonlist``)."""
-    head = jsonlist.ListHead()
+def _json_error(data: bytes, name: str) -> str:
+    """The standard library's message for invalid JSON, which names the line."""
     try:
-        for i, (item, item_text) in enumerate(jsonlist.iter_items(text, head)):
-            # Compact item text is stored as the raw object as is; indented text is re-encoded.
-            raw = item_text if "\n" not in item_text else None
-            for obj in _unroll(item, f"{name} item {i}", out):
-                yield obj, (raw if obj is item else None)
+        json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        return f"{name}: invalid JSON{where}: {getattr(exc, 'msg', exc)}"
+    return f"{name}: invalid JSON"
+
+
+def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem]:
+    """Objects of one JSON file; a List's items stay undecoded until the sync asks."""
+    try:
+        doc = jsonlist.split_list(data)
+    except jsonlist.JSONError:
+        out.errors.append(_json_error(data, name))
         return
-    except jsonlist.NotAList:
-        pass
-    except json.JSONDecodeError as exc:
-        out.errors.append(f"{name}: invalid JSON at line {exc.lineno}: {exc.msg}")
+    if doc is None:  # a single object (or not an object at all)
+        for obj in _unroll(jsonlist.decode(data), name, out):
+            yield ReadItem.of(obj)
         return
-    # Not a List: with no "items" the walk decoded the whole object into the head.
-    doc = head.fields if head.complete else None
-    if doc is None:
+    for i, raw in enumerate(doc.items):
+        where = f"{name} item {i}"
         try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            out.errors.append(f"{name}: invalid JSON at line {exc.lineno}: {exc.msg}")
-            return
-    for obj in _unroll(doc, name, out):
-        yield obj, None
+            item = ReadItem.lazy(raw)
+        except jsonlist.JSONError as exc:
+            out.errors.append(f"{where}: {exc}")
+            continue
+        if item.kind.endswith("List") or not item.name or item.kind == "":
+            # A nested List, or no kind/name to tell: decode it and look.
+            try:
+                obj = item.object()
+            except jsonlist.JSONError as exc:
+                out.errors.append(f"{where}: {exc}")
+                continue
+            yield from (ReadItem.of(o) for o in _unroll(obj, where, out))
+            continue
+        yield item
 
 
-def _file_items(path: Path, out: SnapshotLoad) -> Iterator[tuple[dict[str, Any], str | None]]:
+def _file_items(path: Path, out: SnapshotLoad) -> Iterator[ReadItem]:
     out.files.append(str(path))
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = path.read_bytes()
+    except OSError as exc:
         out.errors.append(f"{path.name}: cannot read ({exc})")
         return
-    if not text.strip():
+    if not data.strip():
         out.errors.append(f"{path.name}: file is empty")
+        return
+    if path.suffix == ".json":
+        yield from _json_items(data, path.name, out)
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        out.errors.append(f"{path.name}: cannot read ({exc})")
         return
     if path.suffix in PROM_SUFFIXES:
         out.prom[path.name] = text
         return
-    if path.suffix == ".json":
-        yield from _json_items(text, path.name, out)
-        return
     try:
         for n, doc in enumerate(yaml.safe_load_all(text)):
             for obj in _unroll(doc, f"{path.name} document {n + 1}", out):
-                yield obj, None
+                yield ReadItem.of(obj)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         pos = f" at line {mark.line + 1}" if mark is not None else ""
@@ -131,14 +150,14 @@ def snapshot_files(path: str | Path) -> list[Path]:
     return [p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in OBJECT_SUFFIXES + PROM_SUFFIXES]
 
 
-def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[tuple[dict[str, Any], str | None]]:
-    """Yield ``(object, raw_text)`` for every object under ``path``, one file at a time.
+def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem]:
+    """Yield a ``ReadItem`` for every object under ``path``, one file at a time.
 
-    ``raw_text`` is the object's own compact JSON text when the file held it so (a JSON
-    List written without indentation), else None. Scrapes, file names and problems go to
-    ``out`` as the walk passes them; ``out.objects`` is left alone, so memory holds one file's
-    text plus the objects the caller keeps. Raises ``SnapshotError`` when the path does not
-    exist, or (once the walk ends) when it held no readable object or scrape at all.
+    Items of a JSON List are decoded only when asked (``ReadItem.object()``) and keep their
+    exact text. Scrapes, file names and problems go to ``out`` as the walk passes them;
+    ``out.objects`` is left alone, so memory holds one file's bytes plus what the caller
+    keeps. Raises ``SnapshotError`` when the path does not exist, or (once the walk ends)
+    when it held no readable object or scrape at all.
     """
     root = Path(path)
     found = False
@@ -158,7 +177,11 @@ def load_path(path: str | Path) -> SnapshotLoad:
     scrape at all; partial damage is reported in ``SnapshotLoad.errors`` instead.
     """
     out = SnapshotLoad()
-    out.objects = [obj for obj, _ in iter_snapshot(path, out)]
+    for item in iter_snapshot(path, out):
+        try:
+            out.objects.append(item.object())
+        except jsonlist.JSONError as exc:
+            out.errors.append(f"{item.kind} {item.namespace}/{item.name}: {exc}")
     return out
 
 

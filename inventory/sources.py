@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import jsonlist
-from .kinds import BY_KIND, KIND_NAMES, KINDS, KindSpec
-from .normalize import UnknownAPIVersion, normalize
+from .kinds import BY_KIND, KINDS, KindSpec
+from .normalize import normalize
+from .readitem import ReadItem
 from .snapshot import SnapshotError, SnapshotLoad, iter_snapshot, snapshot_files
 
 
@@ -30,9 +31,9 @@ class ReadResult:
     """Objects read from a source.
 
     ``objects``: normalized raw objects of the kinds in ``kinds.KINDS``, read up front (small
-    reads, tests); ``stream``: the same, produced lazily as ``(object, raw_text)`` while the
-    sync consumes them, so a large cluster is never held whole in memory. ``raw_text`` is the
-    object's exact compact JSON when the source had it, else None. ``items()`` yields both.
+    reads, tests); ``stream``: ``ReadItem``s produced lazily while the sync consumes them, so a
+    large cluster is never held whole in memory and unchanged objects are never decoded.
+    ``items()`` yields both as ``ReadItem``s.
     The fields below are filled in as the stream is read: final once ``items()`` is exhausted.
     ``complete_kinds``: kinds whose full list was read without error; the sync only ever
     deletes vanished objects of these kinds, and only when ``errors`` is empty.
@@ -42,7 +43,7 @@ class ReadResult:
     """
 
     objects: list[dict[str, Any]] = field(default_factory=list)
-    stream: Iterable[tuple[dict[str, Any], str | None]] | None = None
+    stream: Iterable[ReadItem] | None = None
     complete_kinds: set[str] = field(default_factory=set)
     skipped: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
@@ -52,12 +53,12 @@ class ReadResult:
     # Set by the sync: did reconciling this read create, update or delete anything?
     changed: bool = True
 
-    def items(self) -> Iterator[tuple[dict[str, Any], str | None]]:
-        """Every object once as ``(object, raw_text)``; the stream can be consumed only once.
+    def items(self) -> Iterator[ReadItem]:
+        """Every object once; the stream can be consumed only once.
 
         Raises ``SourceError`` when the source fails while being read."""
         for obj in self.objects:
-            yield obj, None
+            yield ReadItem.of(obj)
         stream, self.stream = self.stream, None
         if stream is not None:
             yield from stream
@@ -91,26 +92,27 @@ class SnapshotSource:
         out.stream = self._stream(load, out)
         return out
 
-    def _stream(self, load: SnapshotLoad, out: ReadResult) -> Iterator[tuple[dict[str, Any], str | None]]:
+    def _stream(self, load: SnapshotLoad, out: ReadResult) -> Iterator[ReadItem]:
         try:
-            for obj, text in iter_snapshot(self.path, load):
-                kind = obj.get("kind")
-                if kind not in KIND_NAMES:
-                    out.skipped[str(kind)] = out.skipped.get(str(kind), 0) + 1
+            for item in iter_snapshot(self.path, load):
+                spec = BY_KIND.get(item.kind)
+                if spec is None:
+                    out.skipped[item.kind] = out.skipped.get(item.kind, 0) + 1
                     continue
-                meta = obj.get("metadata") or {}
-                if BY_KIND[str(kind)].namespaced and not meta.get("namespace"):
-                    # A manifest without a namespace lands in "default", as kubectl apply does.
-                    obj, text = {**obj, "metadata": {**meta, "namespace": "default"}}, None
-                try:
-                    v1 = normalize(obj)
-                except UnknownAPIVersion as exc:
-                    out.errors.append(f"{kind} {meta.get('name')}: {exc}")
-                    continue
-                out.complete_kinds.add(str(kind))
-                yield v1, (text if v1 is obj else None)
+                # A manifest without a namespace lands in "default", as kubectl apply does.
+                item.prepare_with(_with_namespace if spec.namespaced else normalize, "default" if spec.namespaced else "")
+                out.complete_kinds.add(item.kind)
+                yield item
         except SnapshotError as exc:
             raise SourceError(str(exc)) from exc
+
+
+def _with_namespace(obj: dict[str, Any]) -> dict[str, Any]:
+    """``normalize`` of a namespaced object, in namespace "default" when it names none."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    if not meta.get("namespace"):
+        obj = {**obj, "metadata": {**meta, "namespace": "default"}}
+    return normalize(obj)
 
 
 class LiveSource:
@@ -153,9 +155,9 @@ class LiveSource:
         self.timeout = timeout
         self.kinds = kinds
 
-    def _get(self, path: str, query: list[tuple[str, Any]]) -> str:
-        """The response body of GET ``path`` as text; raises ``ApiException`` for HTTP errors
-        and ``SourceError`` when the server cannot be reached or answers with no text."""
+    def _get(self, path: str, query: list[tuple[str, Any]]) -> bytes:
+        """The response body of GET ``path``; raises ``ApiException`` for HTTP errors and
+        ``SourceError`` when the server cannot be reached."""
         from kubernetes.client.exceptions import ApiException
 
         try:
@@ -173,24 +175,9 @@ class LiveSource:
             raise SourceError(f"GET {path}: {type(exc).__name__}: {exc}") from exc
         if status >= 400:
             raise ApiException(status=status, reason=getattr(resp, "reason", "") or "error")
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise SourceError(f"GET {path}: response is not UTF-8 text") from exc
+        return data
 
-    @staticmethod
-    def _with_type(item: dict[str, Any], text: str, kind: str, api_version: str) -> str | None:
-        """List items carry no kind/apiVersion: put them back in the object and its text."""
-        missing = {k: v for k, v in (("kind", kind), ("apiVersion", api_version)) if k not in item}
-        had_keys = bool(item)
-        item.update(missing)
-        if "\n" in text or not had_keys:
-            return None
-        if not missing:
-            return text
-        return "{" + ",".join(f"{json.dumps(k)}:{json.dumps(v)}" for k, v in missing.items()) + "," + text[1:]
-
-    def _list(self, spec: KindSpec, version: str, out: ReadResult) -> Iterator[tuple[dict[str, Any], str | None]]:
+    def _list(self, spec: KindSpec, version: str, out: ReadResult) -> Iterator[ReadItem]:
         """Yield every object of one kind and version, page by page (one page in memory).
 
         A 410 on a continue token (its resourceVersion expired) relists from the start once;
@@ -215,19 +202,19 @@ class LiveSource:
                         continue
                     raise
                 out.payload_bytes += len(body)
-                head = jsonlist.ListHead()
                 try:
-                    for item, text in jsonlist.iter_items(body, head):
-                        if isinstance(item, dict):
-                            raw = self._with_type(item, text, spec.kind, api_version)
-                            v1 = normalize(item)
-                            yield v1, (raw if v1 is item else None)
-                except jsonlist.NotAList as exc:
-                    raise SourceError(f"GET {path}: no items in list response") from exc
-                except ValueError as exc:  # json.JSONDecodeError
+                    page = jsonlist.split_list(body)
+                except jsonlist.JSONError as exc:
                     raise SourceError(f"GET {path}: response is not JSON ({exc})") from exc
-                meta = head.fields.get("metadata")
-                token = (meta.get("continue") if isinstance(meta, dict) else None) or None
+                if page is None:
+                    raise SourceError(f"GET {path}: no items in list response")
+                for raw in page.items:
+                    try:
+                        # List items carry no kind/apiVersion: the item puts them back.
+                        yield ReadItem.lazy(raw, kind=spec.kind, api_version=api_version, prepare=normalize)
+                    except jsonlist.JSONError as exc:
+                        out.errors.append(f"list {spec.kind}: an item is not an object ({exc})")
+                token = page.continue_token or None
                 if not token:
                     break
 
@@ -238,7 +225,7 @@ class LiveSource:
 
         out = ReadResult()
         try:
-            version = json.loads(self._get("/version", []))
+            version = json.loads(self._get("/version", []))  # small: the standard decoder
             out.server_version = str(version.get("gitVersion", "")) if isinstance(version, dict) else ""
         except ApiException as exc:
             raise SourceError(f"API server refused /version: {exc.status} {exc.reason}") from exc
@@ -247,7 +234,7 @@ class LiveSource:
         out.stream = self._stream(out)
         return out
 
-    def _stream(self, out: ReadResult) -> Iterator[tuple[dict[str, Any], str | None]]:
+    def _stream(self, out: ReadResult) -> Iterator[ReadItem]:
         from kubernetes.client.exceptions import ApiException
 
         for spec in self.kinds:
@@ -261,7 +248,7 @@ class LiveSource:
                         continue
                     out.errors.append(f"list {spec.kind} ({version}): HTTP {exc.status} {exc.reason}")
                     break
-                except (SourceError, UnknownAPIVersion) as exc:
+                except SourceError as exc:
                     out.errors.append(f"list {spec.kind} ({version}): {exc}")
                     break
                 out.complete_kinds.add(spec.kind)

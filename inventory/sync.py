@@ -26,7 +26,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from . import cel, parse
+from . import cel, jsonlist, parse
 from .bulk import RawJSON, delete_pks, insert_rows, update_rows
 from .kinds import BY_KIND
 from .models import (
@@ -44,11 +44,12 @@ from .models import (
     SyncRun,
     SyncStatus,
 )
+from .normalize import UnknownAPIVersion
+from .readitem import ReadItem
 from .sources import ReadResult, Source, SourceError
 
 log = logging.getLogger(__name__)
 
-TYPED_KINDS = {"Node", "DeviceClass", "ResourceSlice", "ResourceClaim", "Pod"}
 BULK = 1000
 
 
@@ -212,7 +213,9 @@ class _KindState:
         return self.existing
 
 
-Item = tuple[dict[str, Any], "str | None"]
+# (object, its exact JSON text or None, identity) of one object to write.
+Item = tuple[dict[str, Any], "str | None", str]
+TYPED_MODELS = {"Node": Node, "DeviceClass": DeviceClass, "ResourceSlice": ResourceSlice, "ResourceClaim": ResourceClaim, "Pod": Pod}
 # Flush a kind's buffer at this many objects or this much text: bounds the memory a sync holds
 # (a 1,000-node fleet's slices are ~20 KiB of JSON each, five times that as Python objects).
 FLUSH_OBJECTS = 500
@@ -245,16 +248,34 @@ class _Reconcile:
         self.slices_by_classes: list[tuple[dict[str, list[str]], list[int]]] = []
 
     # -- intake -------------------------------------------------------------------------
-    def add(self, obj: dict[str, Any], text: str | None) -> None:
-        kind = str(obj.get("kind"))
+    def add(self, item: ReadItem) -> None:
+        """Take one object of the read: skipped undecoded when its ``resourceVersion`` is the
+        stored one, else decoded, checked and buffered for its kind's next batch."""
+        kind = item.kind
+        st = self._state_for(kind)
+        if item.uid in st.seen:
+            return  # the same object twice in one read (e.g. relisted after a 410): once
+        have = st.load(self.cluster).get(item.uid)
+        if have is not None and item.resource_version and have[1] == item.resource_version:
+            st.seen.add(item.uid)
+            st.counts.seen += 1
+            st.counts.unchanged += 1
+            return
+        try:
+            obj = item.object()
+        except (jsonlist.JSONError, UnknownAPIVersion) as exc:
+            self.errors.append(f"{kind} {item.name}: {exc}")
+            return
         spec = BY_KIND.get(kind)
         problem = parse.name_problem(obj, namespaced=spec.namespaced if spec else True)
         if problem:
             self.errors.append(problem)
             return
+        st.seen.add(item.uid)
+        st.counts.seen += 1
         buf = self.buffers[kind]
-        buf.append((obj, text))
-        self.buffered_text[kind] += len(text) if text else 0
+        buf.append((obj, item.text, item.uid))
+        self.buffered_text[kind] += len(item.text) if item.text else 0
         if len(buf) >= FLUSH_OBJECTS or self.buffered_text[kind] >= FLUSH_TEXT:
             self.flush(kind)
 
@@ -275,34 +296,28 @@ class _Reconcile:
             self._write(kind, KubeObject, items, _kubeobject_fields, extra=Q(kind=kind))
 
     # -- per kind -----------------------------------------------------------------------
+    def _state_for(self, kind: str) -> _KindState:
+        model = TYPED_MODELS.get(kind)
+        return self._state(kind, model or KubeObject, None if model else Q(kind=kind))
+
     def _state(self, kind: str, model: type, extra: Q | None = None) -> _KindState:
         if kind not in self.kinds:
             self.kinds[kind] = _KindState(model, self.counts[kind], extra)
         return self.kinds[kind]
 
     def _write(self, kind: str, model: type, items: list[Item], build: Callable[..., dict[str, Any]], extra: Q | None = None, parsed: dict[int, Any] | None = None) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-        """Create and update ``items`` of one kind; returns (created, updated) as
-        (pk, index into items) pairs. ``parsed``: index -> typed record passed to ``build``.
-        New rows' pks are looked up only for kinds that have child rows (``parsed`` given);
-        for the others ``existing`` learns the uid with pk 0 (enough to skip a repeat)."""
-        st = self._state(kind, model, extra)
-        existing = st.load(self.cluster)
+        """Create and update ``items`` of one kind (already new or changed, see ``add``);
+        returns (created, updated) as (pk, index into items) pairs. ``parsed``: index -> typed
+        record passed to ``build``. New rows' pks are looked up only for kinds that have child
+        rows (``parsed`` given); for the others ``existing`` learns the uid with pk 0."""
+        existing = self._state(kind, model, extra).load(self.cluster)
+        st = self.kinds[kind]
         create: list[tuple[str, int, dict[str, Any]]] = []
         update: list[tuple[int, int, dict[str, Any]]] = []
-        for i, (obj, text) in enumerate(items):
-            uid = parse.object_uid(obj)
-            if uid in st.seen:
-                continue
-            st.seen.add(uid)
-            st.counts.seen += 1
-            rv = str(_meta(obj).get("resourceVersion") or "")
-            have = existing.get(uid)
-            if have is not None and rv and have[1] == rv:
-                st.counts.unchanged += 1
-                continue
-            args = (obj, text) if parsed is None else (obj, text, parsed[i])
-            row = build(*args)
+        for i, (obj, text, uid) in enumerate(items):
+            row = build(obj, text) if parsed is None else build(obj, text, parsed[i])
             row["cluster_id"] = self.cluster.pk
+            have = existing.get(uid)
             if have is None:
                 create.append((uid, i, row))
             else:
@@ -326,7 +341,7 @@ class _Reconcile:
         return created, [(pk, i) for pk, i, _ in update]
 
     def _nodes(self, items: list[Item]) -> None:
-        self.node_objects.update(str(_meta(o).get("name")) for o, _ in items)
+        self.node_objects.update(str(_meta(o).get("name")) for o, _, _ in items)
         created, updated = self._write("Node", Node, items, _node_fields)
         if created or updated:
             self.devices_moved = True  # new or changed nodes: recount them all at the end
@@ -339,14 +354,14 @@ class _Reconcile:
     def _slices(self, items: list[Item]) -> None:
         good: list[Item] = []
         parsed: dict[int, parse.ResourceSlice] = {}
-        for obj, text in items:
+        for obj, text, uid in items:
             try:
                 s = parse.parse_resource_slice(obj)
             except ValueError as exc:
                 self.errors.append(str(exc))
                 continue
             parsed[len(good)] = s
-            good.append((obj, text))
+            good.append((obj, text, uid))
             if s.node_name:
                 product = next((d.product_name for d in s.devices if d.product_name and d.driver == parse.GPU_DRIVER), "")
                 if not self.slice_nodes.get(s.node_name):
@@ -359,14 +374,14 @@ class _Reconcile:
     def _claims(self, items: list[Item]) -> None:
         good: list[Item] = []
         parsed: dict[int, parse.ResourceClaim] = {}
-        for obj, text in items:
+        for obj, text, uid in items:
             try:
                 c = parse.parse_resource_claim(obj)
             except ValueError as exc:
                 self.errors.append(str(exc))
                 continue
             parsed[len(good)] = c
-            good.append((obj, text))
+            good.append((obj, text, uid))
         created, updated = self._write("ResourceClaim", ResourceClaim, good, _claim_fields, parsed=parsed)
         self._claim_children([(pk, parsed[i]) for pk, i in created], [(pk, parsed[i]) for pk, i in updated])
 
@@ -544,8 +559,7 @@ class _Reconcile:
         for kind in sorted(read.complete_kinds | set(self.kinds)):
             if kind not in read.complete_kinds:
                 continue
-            model = {"Node": Node, "DeviceClass": DeviceClass, "ResourceSlice": ResourceSlice, "ResourceClaim": ResourceClaim, "Pod": Pod}.get(kind)
-            st = self._state(kind, model or KubeObject, None if model else Q(kind=kind))
+            st = self._state_for(kind)
             gone = [pk for uid, (pk, _) in st.load(self.cluster).items() if uid not in st.seen]
             if not gone:
                 continue
@@ -564,9 +578,6 @@ class _Reconcile:
     def finish(self, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:
         for kind in [*KIND_ORDER, *sorted(k for k in self.buffers if k not in KIND_ORDER)]:
             self.flush(kind)
-        for kind in read.complete_kinds - set(self.kinds):
-            if kind not in TYPED_KINDS:
-                self._state(kind, KubeObject, Q(kind=kind))
         self._ensure_slice_nodes()
         self._resolve_allocations()
         errors = [*read.errors, *self.errors]
@@ -641,8 +652,8 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
     try:
         with transaction.atomic():
             rec = _Reconcile(cluster)
-            for obj, text in read.items():
-                rec.add(obj, text)
+            for item in read.items():
+                rec.add(item)
             return rec.finish(read)
     finally:
         gc.unfreeze()

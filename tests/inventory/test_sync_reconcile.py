@@ -81,6 +81,8 @@ def test_malformed_object_makes_the_run_partial_and_keeps_what_was_stored(cluste
     apply_read(cluster, _read(objs))
     broken = copy.deepcopy(objs[:3])
     del broken[0]["spec"]["driver"]
+    # A real change moves resourceVersion (same-version objects are skipped undecoded).
+    broken[0]["metadata"]["resourceVersion"] = "broken-1"
     f = tmp_path / "broken.yaml"
     f.write_text(yaml.safe_dump_all(broken))
     run = sync_cluster(cluster, SnapshotSource(f))

@@ -484,3 +484,29 @@ def test_sync_of_a_snapshot_source_streams_file_by_file(tmp_path, small_batches,
     assert run.status == "ok", run.errors
     assert seen_before_b and seen_before_b[0] >= len(load_path(H100_SLICES).objects) - SMALL
     assert seen_before_b[0] > 0
+
+
+# -- nodes known only from their slices --------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="sync: with Node listed completely, the from_slices stand-in Node rows of nodes the Node list lacks "
+    "flip on identical re-syncs: created when Node objects were flushed before finish (Node state loaded before "
+    "_ensure_slice_nodes inserts them), then deleted by the next sync's _delete_vanished (stored, never seen), "
+    "then created again; with no Node object read at all they are inserted and deleted in the same sync",
+)
+def test_identical_resyncs_keep_the_same_nodes_known_only_from_slices():
+    case_nodes = [o for o in load_path(CASES / "healthy-cluster-h100/snapshot/cluster.yaml").objects if o["kind"] == "Node"]
+    slices = load_path(VKS_SLICES).objects  # name nodes the Node list does not have
+    assert not {s["spec"]["nodeName"] for s in slices} & {n["metadata"]["name"] for n in case_nodes}
+    cluster = Cluster.objects.create(name="slice-nodes")
+    complete = {"ResourceSlice", "Node"}  # a live read: the Node list was read completely
+    states, deleted = [], []
+    for _ in range(3):
+        counts, errors = apply_read(cluster, _stream_read(case_nodes + slices, complete=complete))
+        assert not errors
+        states.append(set(Node.objects.filter(cluster=cluster).values_list("name", "from_slices")))
+        deleted.append(counts["Node"]["deleted"])
+    assert states[0] == states[1] == states[2]
+    assert deleted[1:] == [0, 0]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 import yaml
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 
 from inventory.bulk import BATCH, RawJSON, delete_pks, insert_rows, update_rows
 from inventory.models import Cluster, Node, Reservation, ResourceClaim, SyncRun
@@ -108,23 +108,14 @@ def test_an_unknown_column_is_a_value_error_and_writes_nothing(cluster):
     assert not Node.objects.exists()
 
 
-@pytest.mark.xfail(
-    connection.vendor == "postgresql",
-    strict=True,
-    reason="insert_rows on PostgreSQL checks columns inside the open COPY: the ValueError aborts the "
-    "caller's transaction (InFailedSqlTransaction on the next query); on SQLite nothing was sent",
-)
+# Regression: at 3cb38b4 on PostgreSQL the ValueError was raised inside the open COPY and aborted the transaction.
 def test_an_unknown_column_leaves_the_callers_transaction_usable(cluster):
     with pytest.raises(ValueError, match="no column"):
         insert_rows(Node, [{"cluster_id": cluster.pk, "uid": "u", "name": "n", "colour": "red"}])
     assert Node.objects.count() == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="insert_rows: a later row that omits a column the first row named raises KeyError "
-    "instead of taking the field's default (docstring: 'Columns missing from a row take the field's default')",
-)
+# Regression: at 1dfc2b7 a later row omitting a column the first row named raised KeyError.
 def test_a_later_row_may_omit_a_column_the_first_row_named(cluster):
     insert_rows(Node, [
         {"cluster_id": cluster.pk, "uid": "u1", "name": "n1", "ready": False},
@@ -143,12 +134,7 @@ def test_rows_may_name_their_columns_in_any_order_and_add_omitted_ones(cluster):
     assert got == {"n1": ("u1", True, 0), "n2": ("u2", True, 0), "n3": ("u3", False, 8)}
 
 
-@pytest.mark.xfail(
-    connection.vendor == "postgresql",
-    strict=True,
-    reason="insert_rows on PostgreSQL writes through the raw psycopg cursor's COPY, so a duplicate key raises "
-    "psycopg.errors.UniqueViolation, not django.db.IntegrityError as the docstring ('like the ORM would') says",
-)
+# Regression: at 3cb38b4 on PostgreSQL COPY raised psycopg's UniqueViolation, not django.db.IntegrityError.
 def test_a_duplicate_natural_key_raises_django_integrity_error(cluster):
     row = {"cluster_id": cluster.pk, "uid": "same", "name": "n"}
     insert_rows(Node, [row])

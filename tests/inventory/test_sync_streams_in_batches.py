@@ -26,6 +26,7 @@ from inventory.models import (
     ResourceSlice,
 )
 from inventory.parse import object_uid
+from inventory.readitem import ReadItem
 from inventory.snapshot import load_path
 from inventory.sources import ReadResult, SnapshotSource, SourceError
 from inventory.sync import apply_read, sync_cluster
@@ -62,7 +63,7 @@ class _StreamSource:
 
 def _stream_read(objects, complete=None):
     objects = copy.deepcopy(objects)
-    return ReadResult(stream=((o, None) for o in objects), complete_kinds=set(complete if complete is not None else _kinds(objects)))
+    return ReadResult(stream=(ReadItem.of(o) for o in objects), complete_kinds=set(complete if complete is not None else _kinds(objects)))
 
 
 def _devices(cluster):
@@ -116,7 +117,7 @@ def test_first_batches_are_in_the_database_while_the_stream_is_still_read(small_
             stored = ResourceSlice.objects.filter(cluster=cluster).count()
             observed.append((yielded["ResourceSlice"], stored, Device.objects.filter(cluster=cluster).count()))
             yielded[o["kind"]] += 1
-            yield o, None
+            yield ReadItem.of(o)
 
     counts, errors = apply_read(cluster, ReadResult(stream=stream(), complete_kinds=_kinds(objects)))
     assert not errors
@@ -145,7 +146,7 @@ def test_the_result_does_not_depend_on_the_batch_size(monkeypatch):
 def test_a_stream_failing_after_flushed_batches_rolls_back_everything(small_batches):
     objects = _fleet()
     cluster = Cluster.objects.create(name="rollback")
-    before = sync_cluster(cluster, _StreamSource([(o, None) for o in copy.deepcopy(objects[: len(objects) // 3])], _kinds(objects)))
+    before = sync_cluster(cluster, _StreamSource([ReadItem.of(o) for o in copy.deepcopy(objects[: len(objects) // 3])], _kinds(objects)))
     assert before.status == "ok", before.errors
     stored = _snapshot_of(cluster)
 
@@ -153,7 +154,7 @@ def test_a_stream_failing_after_flushed_batches_rolls_back_everything(small_batc
         for i, o in enumerate(copy.deepcopy(objects)):
             if i == len(objects) - 5:
                 raise SourceError("connection reset while reading the list")
-            yield o, None
+            yield ReadItem.of(o)
 
     class Failing(_StreamSource):
         def read(self):
@@ -396,7 +397,7 @@ def _broken_claim(objects):
 def test_an_error_in_a_later_kind_makes_the_run_partial_and_deletes_nothing_of_any_kind(small_batches, bad):
     objects = _fleet()
     cluster = Cluster.objects.create(name="partial")
-    first = sync_cluster(cluster, _StreamSource([(o, None) for o in copy.deepcopy(objects)], _kinds(objects)))
+    first = sync_cluster(cluster, _StreamSource([ReadItem.of(o) for o in copy.deepcopy(objects)], _kinds(objects)))
     assert first.status == "ok", first.errors
     before = _snapshot_of(cluster)
     fewer = copy.deepcopy(_without_some_of_each_kind(objects))
@@ -406,7 +407,7 @@ def test_an_error_in_a_later_kind_makes_the_run_partial_and_deletes_nothing_of_a
     # Slices, nodes and classes all come first (flushed in many batches), the broken claim last.
     order = {"DeviceClass": 0, "Node": 1, "ResourceSlice": 2, "ResourceClaim": 3, "Pod": 4}
     fewer.sort(key=lambda o: order.get(o["kind"], 5))
-    items = [(o, None) for o in fewer if o["kind"] != "Pod"] + [(broken, None)] + [(o, None) for o in fewer if o["kind"] == "Pod"]
+    items = [ReadItem.of(o) for o in fewer if o["kind"] != "Pod"] + [ReadItem.of(broken)] + [ReadItem.of(o) for o in fewer if o["kind"] == "Pod"]
     run = sync_cluster(cluster, _StreamSource(items, _kinds(objects)))
     assert run.status == "partial"
     assert any("broken-claim" in e or "namespace" in e for e in run.errors)
@@ -489,13 +490,7 @@ def test_sync_of_a_snapshot_source_streams_file_by_file(tmp_path, small_batches,
 # -- nodes known only from their slices --------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sync: with Node listed completely, the from_slices stand-in Node rows of nodes the Node list lacks "
-    "flip on identical re-syncs: created when Node objects were flushed before finish (Node state loaded before "
-    "_ensure_slice_nodes inserts them), then deleted by the next sync's _delete_vanished (stored, never seen), "
-    "then created again; with no Node object read at all they are inserted and deleted in the same sync",
-)
+# Regression: at 1dfc2b7 these stand-in rows were deleted and re-created on alternate re-syncs.
 def test_identical_resyncs_keep_the_same_nodes_known_only_from_slices():
     case_nodes = [o for o in load_path(CASES / "healthy-cluster-h100/snapshot/cluster.yaml").objects if o["kind"] == "Node"]
     slices = load_path(VKS_SLICES).objects  # name nodes the Node list does not have

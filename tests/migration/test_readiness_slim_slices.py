@@ -119,12 +119,7 @@ def _as_v1beta1(slice_v1):
     return s
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="slim_slice reads device attributes at the v1 place only: on a raw v1beta1 slice (devices[].basic."
-    "attributes) it drops driverVersion, so the evidence item loses the slice's driver version. Latent: "
-    "evaluate_cluster slims stored objects, which the sync normalized to v1",
-)
+# Regression: at 3cb38b4 slim_slice dropped a raw v1beta1 slice's driverVersion (devices[].basic).
 def test_slim_slice_of_a_raw_v1beta1_slice_keeps_the_driver_version():
     nodes = [o for o in load(*[str(WORKLOADS.relative_to(FIXTURES) / "nodes-mixed.yaml")]) if o["kind"] == "Node"]
     slices = [_as_v1beta1(o) for o in load_path(H100_SLICES).objects]

@@ -67,7 +67,8 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> in
     """INSERT ``rows`` (dicts of attribute name -> value) into ``model``'s table.
 
     Columns missing from a row take the field's default. Returns the number of rows written.
-    Raises the database's ``IntegrityError`` like the ORM would (e.g. a duplicate natural key).
+    Raises ``ValueError`` for a key that is no column (before sending that batch), and
+    Django's ``IntegrityError`` like the ORM would (e.g. a duplicate natural key).
     """
     rows = iter(rows)
     first = next(rows, None)
@@ -95,7 +96,7 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> in
                 for i, to_db in convert:
                     picked[i] = to_db(picked[i])
                 return (*picked, *tail)
-        full = {f.attname: f.get_default() for f in rest} | row
+        full = {f.attname: f.get_default() for f in fields} | row
         extra = set(full) - {f.attname for f in fields}
         if extra:
             raise ValueError(f"{model.__name__} has no column(s) {sorted(extra)}")
@@ -104,27 +105,33 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> in
     order = [*given, *rest]
     table = connection.ops.quote_name(model._meta.db_table)
     cols = ", ".join(connection.ops.quote_name(f.column) for f in order)
+    copy_sql = f"COPY {table} ({cols}) FROM STDIN"  # names from model metadata
+    insert_sql = f"INSERT INTO {table} ({cols}) VALUES ({', '.join(['%s'] * len(order))})"  # noqa: S608
     written = 0
+    batch: list[tuple[Any, ...]] = []
     with connection.cursor() as cur:
-        if connection.vendor == "postgresql":
-            # COPY sends rows as one stream: several times faster than INSERTs for big syncs.
-            with cur.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:  # names from model metadata
-                for row in _chain(first, rows):
-                    copy.write_row(values(row))
-                    written += 1
-            return written
-        sql = f"INSERT INTO {table} ({cols}) VALUES ({', '.join(['%s'] * len(order))})"  # noqa: S608
-        batch: list[tuple[Any, ...]] = []
+        # Each batch is converted in full before anything is sent: a bad row raises here,
+        # leaving the caller's transaction usable (an aborted COPY would fail it).
         for row in _chain(first, rows):
             batch.append(values(row))
             if len(batch) >= BATCH:
-                cur.executemany(sql, batch)
-                written += len(batch)
+                written += _send(cur, copy_sql, insert_sql, batch)
                 batch = []
         if batch:
-            cur.executemany(sql, batch)
-            written += len(batch)
+            written += _send(cur, copy_sql, insert_sql, batch)
     return written
+
+
+def _send(cur: Any, copy_sql: str, insert_sql: str, batch: list[tuple[Any, ...]]) -> int:
+    if connection.vendor == "postgresql":
+        # COPY streams the rows: several times faster than INSERTs for big syncs. Driver errors
+        # become Django's (IntegrityError...), as from the ORM.
+        with connection.wrap_database_errors, cur.cursor.copy(copy_sql) as copy:
+            for values in batch:
+                copy.write_row(values)
+    else:
+        cur.executemany(insert_sql, batch)
+    return len(batch)
 
 
 def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:

@@ -544,6 +544,8 @@ class _Reconcile:
         named = set(self.slice_nodes) - self.node_objects
         if not named:
             return
+        # Seen in this read (through their slices): a complete Node list must not delete them.
+        self._state_for("Node").seen.update(f"Node//{n}" for n in named)
         have: set[str] = set()
         for chunk in _chunks(sorted(named)):
             have.update(Node.objects.filter(cluster=self.cluster, name__in=chunk).values_list("name", flat=True))

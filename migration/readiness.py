@@ -139,7 +139,12 @@ def slim_slice(obj: dict[str, Any]) -> dict[str, Any]:
     """The parts of a ResourceSlice the checklist reads (``_gpu_slices``): kind, version, name,
     ``spec.driver``, ``spec.pool``, ``spec.nodeName`` and each device's name and
     ``driverVersion`` attribute. A 1,000-node fleet's slices are mostly device attributes the
-    checklist never looks at; callers streaming stored slices keep only this."""
+    checklist never looks at; callers streaming stored slices keep only this. Older served
+    versions are normalized to v1 first (v1beta1 devices hold attributes under ``basic``)."""
+    try:
+        obj = normalize(obj)
+    except UnknownAPIVersion:
+        return obj  # ``_gpu_slices`` skips it, as it would the full object
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     devices = []
     for d in spec.get("devices") or []:

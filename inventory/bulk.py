@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import msgspec
-from django.db import connection, models
+from django.db import connection, models, transaction
 
 BATCH = 2000
 
@@ -107,31 +107,38 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> in
     cols = ", ".join(connection.ops.quote_name(f.column) for f in order)
     copy_sql = f"COPY {table} ({cols}) FROM STDIN"  # names from model metadata
     insert_sql = f"INSERT INTO {table} ({cols}) VALUES ({', '.join(['%s'] * len(order))})"  # noqa: S608
+    if connection.vendor == "postgresql":
+        return _copy(model, copy_sql, [first, *rows], {f.attname for f in fields}, values)
     written = 0
     batch: list[tuple[Any, ...]] = []
     with connection.cursor() as cur:
-        # Each batch is converted in full before anything is sent: a bad row raises here,
-        # leaving the caller's transaction usable (an aborted COPY would fail it).
+        # Each batch is converted before it is sent: a bad row raises with nothing sent.
         for row in _chain(first, rows):
             batch.append(values(row))
             if len(batch) >= BATCH:
-                written += _send(cur, copy_sql, insert_sql, batch)
+                cur.executemany(insert_sql, batch)
+                written += len(batch)
                 batch = []
         if batch:
-            written += _send(cur, copy_sql, insert_sql, batch)
+            cur.executemany(insert_sql, batch)
+            written += len(batch)
     return written
 
 
-def _send(cur: Any, copy_sql: str, insert_sql: str, batch: list[tuple[Any, ...]]) -> int:
-    if connection.vendor == "postgresql":
-        # COPY streams the rows: several times faster than INSERTs for big syncs. Driver errors
-        # become Django's (IntegrityError...), as from the ORM.
-        with connection.wrap_database_errors, cur.cursor.copy(copy_sql) as copy:
-            for values in batch:
-                copy.write_row(values)
-    else:
-        cur.executemany(insert_sql, batch)
-    return len(batch)
+def _copy(model: type[models.Model], sql: str, rows: list[dict[str, Any]], columns: set[str],
+          values: Callable[[dict[str, Any]], tuple[Any, ...]]) -> int:
+    """COPY ``rows`` in one stream: the server stores rows while the next ones are converted,
+    several times faster than INSERTs. Unknown keys are refused before anything is sent; a
+    savepoint keeps the caller's transaction usable if a row still fails mid-stream, and
+    driver errors become Django's (``IntegrityError``...), as from the ORM."""
+    for row in rows:
+        if not row.keys() <= columns:
+            raise ValueError(f"{model.__name__} has no column(s) {sorted(set(row) - columns)}")
+    with transaction.atomic(), connection.wrap_database_errors, connection.cursor() as cur:
+        with cur.cursor.copy(sql) as copy:
+            for row in rows:
+                copy.write_row(values(row))
+    return len(rows)
 
 
 def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:

@@ -369,7 +369,7 @@ class _Reconcile:
         created, updated = self._write("ResourceSlice", ResourceSlice, good, _slice_fields, parsed=parsed)
         changed = [(pk, parsed[i]) for pk, i in [*created, *updated]]
         if changed:
-            self._sync_devices(changed)
+            self._sync_devices(changed, updated={pk for pk, _ in updated})
 
     def _claims(self, items: list[Item]) -> None:
         good: list[Item] = []
@@ -422,7 +422,7 @@ class _Reconcile:
                     qs = qs.filter(name__in=sorted(names))
                 yield from qs.values_list("driver", "pool", "name", *columns)
 
-    def _sync_devices(self, slices: list[tuple[int, parse.ResourceSlice]]) -> None:
+    def _sync_devices(self, slices: list[tuple[int, parse.ResourceSlice]], updated: set[int]) -> None:
         """Reconcile the devices of changed slices in place (stable pks keep metrics and
         allocations); a device key another slice already holds is a duplicate: keep the first."""
         counts = self.counts["Device"]
@@ -430,7 +430,7 @@ class _Reconcile:
         self.slices_by_classes.append((self.classes, [pk for pk, _ in slices]))
         slice_pks = {pk for pk, _ in slices}
         existing: dict[tuple[str, str, str], int] = {}
-        for pks in _chunks(sorted(slice_pks)):
+        for pks in _chunks(sorted(updated)):  # a slice created just now has no devices yet
             for pk, drv, pool, name in Device.objects.filter(slice_id__in=pks).values_list("pk", "driver", "pool", "name"):
                 existing[(drv, pool, name)] = pk
         wanted: dict[tuple[str, str, str], tuple[int, parse.Device]] = {}

@@ -96,11 +96,8 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
-    # WAL lets the dashboard read while a worker syncs; NORMAL is durable with WAL. A 64 MiB
-    # page cache keeps the device indexes in memory during a large sync (the default is 2 MiB).
-    DATABASES["default"]["OPTIONS"]["init_command"] = (
-        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
-    )
+    # WAL lets the dashboard read while a worker syncs; NORMAL is durable with WAL.
+    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -15,7 +15,7 @@ from inventory.models import Cluster, Device, Node
 from migration.blockers import parse_version
 from migration.models import Attestation, ReadinessEvaluation, Trigger, items_fingerprint
 from migration.planner import MigrationPlan, plan_migration
-from migration.readiness import READINESS_KINDS, Readiness, evaluate_readiness, slim_slice
+from migration.readiness import READINESS_KINDS, Readiness, evaluate_readiness, slim_object
 
 WEEK = timedelta(days=7)
 
@@ -70,10 +70,7 @@ def evaluate_cluster(
     Evaluations are never stored back-dated behind a newer row: "newest" is by ``evaluated_at``.
     """
     if objects is None:
-        objects = [
-            slim_slice(o) if o.get("kind") == "ResourceSlice" else o
-            for o in iter_cluster_objects(cluster, READINESS_KINDS)
-        ]
+        objects = [slim_object(o) for o in iter_cluster_objects(cluster, READINESS_KINDS)]
     rows = list(Attestation.objects.filter(cluster=cluster, attested_at__lte=now))
     row_of = {}
     core_atts = []

@@ -162,6 +162,40 @@ def slim_slice(obj: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a Pod the checklist reads: name, namespace, uid, labels, ownerReferences,
+    ``spec.nodeName``, ``spec.resourceClaims``, each container's name, image and resources,
+    and ``status.phase``. A pod's volumes, env, probes and statuses are most of its size."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    out_spec: dict[str, Any] = {k: spec[k] for k in ("nodeName", "resourceClaims") if k in spec}
+    for key in ("initContainers", "containers"):
+        if isinstance(spec.get(key), list):
+            out_spec[key] = [
+                {k: c[k] for k in ("name", "image", "resources") if k in c} if isinstance(c, dict) else c
+                for c in spec[key]
+            ]
+    return {
+        "apiVersion": obj.get("apiVersion"),
+        "kind": obj.get("kind"),
+        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "labels", "ownerReferences") if k in meta},
+        "spec": out_spec,
+        "status": {k: status[k] for k in ("phase",) if k in status},
+    }
+
+
+def slim_object(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` cut to what ``evaluate_readiness`` reads (ResourceSlices and Pods, the bulk of a
+    large cluster; other kinds as they are): the result is the same, the memory a fraction."""
+    kind = obj.get("kind")
+    if kind == "ResourceSlice":
+        return slim_slice(obj)
+    if kind == "Pod":
+        return slim_pod(obj)
+    return obj
+
+
 def _gpu_slices(objects: list[dict[str, Any]]) -> list[Any]:
     out = []
     for s in _kind(objects, "ResourceSlice"):

@@ -1,5 +1,5 @@
-"""The readiness checklist gives the same items whether ResourceSlices are whole or slimmed
-(``slim_slice``) and whether it sees every object or only ``READINESS_KINDS``."""
+"""The readiness checklist gives the same items whether ResourceSlices and Pods are whole or
+slimmed (``slim_object``) and whether it sees every object or only ``READINESS_KINDS``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from migration_fixtures import FIXTURES, WORKLOADS, load
 
 from inventory.normalize import normalize
 from inventory.snapshot import load_path
-from migration.readiness import READINESS_KINDS, evaluate_readiness, slim_slice
+from migration.readiness import READINESS_KINDS, evaluate_readiness, slim_object, slim_slice
 from tests.conftest import CASES, H100_SLICES, VKS_SLICES
 
 NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
@@ -38,7 +38,7 @@ def _migration_cluster():
 
 
 def _slimmed(objects):
-    return [slim_slice(o) if o.get("kind") == "ResourceSlice" else o for o in objects]
+    return [slim_object(o) for o in objects]
 
 
 def _as_the_evaluation_reads_them(objects):
@@ -129,3 +129,15 @@ def test_slim_slice_of_a_raw_v1beta1_slice_keeps_the_driver_version():
     full = evaluate_readiness(copy.deepcopy(objects), NOW)
     assert any("580" in line for line in full.item("evidence").evidence)
     assert evaluate_readiness(_slimmed(objects), NOW) == full
+
+
+def test_there_are_clusters_whose_pods_change_the_checklist():
+    # Guards the slim-pod comparisons above against pods the checklist never reads.
+    clusters = [load_path(p).objects for p in CASE_SNAPSHOTS] + [_migration_cluster()]
+    changed = [
+        objs for objs in clusters
+        if evaluate_readiness(copy.deepcopy(objs), NOW) != evaluate_readiness([o for o in objs if o["kind"] != "Pod"], NOW)
+    ]  # fmt: skip
+    assert changed
+    for objs in changed:
+        assert evaluate_readiness(_slimmed(copy.deepcopy(objs)), NOW) == evaluate_readiness(copy.deepcopy(objs), NOW)

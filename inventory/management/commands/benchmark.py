@@ -7,8 +7,8 @@ Prints one line per figure (``name value unit``), for each fleet size asked:
 - ``resync_nochange`` and ``resync_1pct``: re-sync of the same payload, and after 1% of
   claims changed (``fleet.mutate_claims``);
 - ``peak_rss_reconcile`` and ``peak_rss_with_analyses``: peak resident memory of a fresh
-  process doing one full sync without and with the after-sync analyses, above the same
-  process's baseline (Django and every import, no data), vs payload size;
+  process doing one full sync without and with the after-sync analyses, and what it adds to
+  the same process syncing only the DeviceClasses (Django, every import, no fleet), vs payload;
 - per page: server time (median of 3) and SQL query count.
 
 Runs against the configured database (``DATABASE_URL``); the benchmark cluster is deleted
@@ -137,18 +137,22 @@ class Command(BaseCommand):
         cluster = Cluster.objects.create(name=name, source_kind=SourceKind.SNAPSHOT, snapshot_path=str(path), enabled=False)
 
         # Peak RSS of fresh processes doing one full sync, reconcile only and with the
-        # analyses (the sync command), and of a process that only starts Django.
-        base_rss = _child_peak_rss(["check", "-v0"])
-        self.emit(n, "process_baseline_rss", base_rss, "bytes")
-        for figure, args in (
-            ("peak_rss_reconcile", ["benchmark", "--rss-child", str(path), f"{name}-rss"]),
-            ("peak_rss_with_analyses", ["sync_cluster", "--snapshot", str(path), "--cluster", f"{name}-rss"]),
+        # analyses (the sync command). Each is compared with the same command syncing only
+        # the fleet's DeviceClasses: Django, every import, the CEL parser and the database
+        # connection, no fleet.
+        classes = tmp / "classes.json"
+        _write([o for o in objects if o.get("kind") == "DeviceClass"], classes)
+        for figure, command in (
+            ("peak_rss_reconcile", lambda p, c: ["benchmark", "--rss-child", str(p), c]),
+            ("peak_rss_with_analyses", lambda p, c: ["sync_cluster", "--snapshot", str(p), "--cluster", c]),
         ):
-            Cluster.objects.filter(name=f"{name}-rss").delete()
-            peak = _child_peak_rss(args)
-            Cluster.objects.filter(name=f"{name}-rss").delete()
-            self.emit(n, figure, peak, "bytes")
-            self.emit(n, f"{figure}_above_baseline_over_payload", (peak - base_rss) / size, "x")
+            peaks = {}
+            for which, payload in (("baseline", classes), ("fleet", path)):
+                Cluster.objects.filter(name=f"{name}-rss").delete()
+                peaks[which] = _child_peak_rss(command(payload, f"{name}-rss"))
+                Cluster.objects.filter(name=f"{name}-rss").delete()
+            self.emit(n, figure, peaks["fleet"], f"bytes (baseline {peaks['baseline']} bytes)")
+            self.emit(n, f"{figure}_above_baseline_over_payload", (peaks["fleet"] - peaks["baseline"]) / size, "x")
 
         # The timed full sync into a cluster with nothing stored: best of ``repeat`` runs (the
         # floor is a best of three too; this machine is shared, single runs vary by +-30 %).

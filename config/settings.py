@@ -129,6 +129,10 @@ LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
 
 # Celery: unset broker = eager mode, so the embedded default needs no Redis.
+# Shared by web and workers in production (e.g. redis://redis:6379/1): the sync warms the
+# overview aggregates there. The embedded default is the process's own memory.
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True

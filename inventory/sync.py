@@ -26,7 +26,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from . import cel, jsonlist, parse
+from . import cel, jsonlist, parse, queries
 from .bulk import RawJSON, delete_pks, insert_rows, update_rows
 from .kinds import BY_KIND
 from .models import (
@@ -705,4 +705,9 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
     cluster.last_sync_at = run.finished
     cluster.last_sync_status = run.status
     cluster.save(update_fields=["last_sync_at", "last_sync_status", "server_version"])
+    if run.status != SyncStatus.FAILED:
+        try:
+            queries.warm_overview(cluster)
+        except Exception:  # a cache outage must not fail a sync that stored its data
+            log.exception("warming the overview of %s failed", cluster.name)
     return run

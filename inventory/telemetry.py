@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from . import parse as dcgm_parse
 from .models import Cluster, Device, SourceKind, UnmatchedSeries
-from .sync import BULK, _device_from_row
+from .reconcile import BULK
+from .rows import device_from_row
 
 
 def store_samples(cluster: Cluster, samples, observed_at: datetime | None = None) -> dict[str, int]:
@@ -29,7 +30,7 @@ def store_samples(cluster: Cluster, samples, observed_at: datetime | None = None
 
     rows = list(Device.objects.filter(cluster=cluster).select_related("slice"))
     by_key = {(d.driver, d.pool, d.name): d for d in rows}
-    joined = dcgm.join_samples(samples, [_device_from_row(d) for d in rows])
+    joined = dcgm.join_samples(samples, [device_from_row(d) for d in rows])
     changed = []
     for key, dev in by_key.items():
         t = joined.by_device.get(key)

@@ -8,7 +8,7 @@ import copy
 import pytest
 import yaml
 
-from inventory import sync
+from inventory import reconcile
 from inventory.models import (
     Cluster,
     Device,
@@ -108,7 +108,7 @@ def test_list_items_are_stored_with_kind_and_api_version_put_back(fake, objects)
 
 @pytest.mark.parametrize("page_size", [1, 3, 500])
 def test_the_stored_objects_do_not_depend_on_the_page_size(fake, objects, page_size, monkeypatch):
-    monkeypatch.setattr(sync, "FLUSH_OBJECTS", 2)
+    monkeypatch.setattr(reconcile, "FLUSH_OBJECTS", 2)
     cluster = _cluster()
     run = sync_cluster(cluster, _source(fake, page_size=page_size))
     assert run.status == "ok", run.errors
@@ -128,7 +128,7 @@ def test_items_that_carry_their_own_kind_keep_it(fake, objects):
 
 
 def test_an_expired_continue_token_relists_and_stores_each_object_once(fake, objects, monkeypatch):
-    monkeypatch.setattr(sync, "FLUSH_OBJECTS", 2)  # page one is flushed before the relist
+    monkeypatch.setattr(reconcile, "FLUSH_OBJECTS", 2)  # page one is flushed before the relist
     fake.fail_once[(SLICES_PATH, 2)] = 410
     cluster = _cluster()
     run = sync_cluster(cluster, _source(fake))
@@ -159,7 +159,7 @@ def test_a_relist_on_a_resync_counts_like_a_resync_without_one(fake, objects):
 
 
 def test_a_500_on_a_later_page_keeps_earlier_pages_and_deletes_nothing(fake, objects, monkeypatch):
-    monkeypatch.setattr(sync, "FLUSH_OBJECTS", 2)
+    monkeypatch.setattr(reconcile, "FLUSH_OBJECTS", 2)
     cluster = _cluster()
     assert sync_cluster(cluster, _source(fake)).status == "ok"
     before = _counts(cluster)
@@ -194,7 +194,7 @@ def test_a_500_on_a_later_page_keeps_earlier_pages_and_deletes_nothing(fake, obj
 
 
 def test_a_500_on_the_first_sync_stores_the_pages_before_it(fake, objects, monkeypatch):
-    monkeypatch.setattr(sync, "FLUSH_OBJECTS", 1)
+    monkeypatch.setattr(reconcile, "FLUSH_OBJECTS", 1)
     fake.failures[(SLICES_PATH, 1)] = 500
     cluster = _cluster()
     run = sync_cluster(cluster, _source(fake))

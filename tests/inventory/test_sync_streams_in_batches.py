@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 from django.db import connection
 
-from inventory import sync
+from inventory import reconcile
 from inventory.fleet import generate_fleet
 from inventory.kinds import KIND_NAMES
 from inventory.models import (
@@ -39,7 +39,7 @@ SMALL = 4  # objects per batch in these tests: a small fleet spans many batches
 
 @pytest.fixture
 def small_batches(monkeypatch):
-    monkeypatch.setattr(sync, "FLUSH_OBJECTS", SMALL)
+    monkeypatch.setattr(reconcile, "FLUSH_OBJECTS", SMALL)
 
 
 def _fleet(nodes=12):
@@ -134,7 +134,7 @@ def test_the_result_does_not_depend_on_the_batch_size(monkeypatch):
     objects = _fleet()
     one = Cluster.objects.create(name="one-batch")
     apply_read(one, ReadResult(objects=copy.deepcopy(objects), complete_kinds=_kinds(objects)))
-    monkeypatch.setattr(sync, "FLUSH_OBJECTS", 3)
+    monkeypatch.setattr(reconcile, "FLUSH_OBJECTS", 3)
     many = Cluster.objects.create(name="many-batches")
     counts, errors = apply_read(many, _stream_read(objects))
     assert not errors
@@ -349,7 +349,7 @@ def test_a_class_deleted_in_a_partial_read_is_kept_and_still_matched(small_batch
 
 @pytest.mark.parametrize("batch", [1, SMALL, 500])
 def test_a_claim_read_before_its_slice_still_points_at_the_device(monkeypatch, batch):
-    monkeypatch.setattr(sync, "FLUSH_OBJECTS", batch)
+    monkeypatch.setattr(reconcile, "FLUSH_OBJECTS", batch)
     claims = load_path(VKS_CLAIM).objects
     slices = load_path(VKS_SLICES).objects
     ref = Cluster.objects.create(name="slices-first")

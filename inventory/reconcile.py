@@ -1,0 +1,502 @@
+"""The streaming reconcile of one read: objects in, rows written per kind in batches.
+
+``Reconcile.add(item)`` takes each ``ReadItem`` a source yields: one whose resourceVersion is
+the stored one is counted and skipped without being decoded; the others are buffered per kind
+and written in batches (``FLUSH_OBJECTS``/``FLUSH_TEXT``), DeviceClasses before the slices they
+classify and slices before the claims allocated from them. ``Reconcile.finish(read)`` does
+what needs the whole read: nodes known only from slices, allocation results whose device came
+later, deleting vanished objects (only after a read without errors, only of kinds listed
+completely), matching devices again when the DeviceClasses changed, node summaries.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Q
+
+from . import cel, jsonlist, parse, rows
+from .bulk import delete_pks, insert_rows, update_rows
+from .kinds import BY_KIND
+from .models import (
+    AllocationResult,
+    Cluster,
+    Device,
+    DeviceClass,
+    DeviceType,
+    KubeObject,
+    Node,
+    Pod,
+    Reservation,
+    ResourceClaim,
+    ResourceSlice,
+)
+from .normalize import UnknownAPIVersion
+from .readitem import ReadItem
+from .sources import ReadResult
+
+BULK = 1000
+
+
+@dataclass
+class KindCounts:
+    seen: int = 0
+    created: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+def _chunks(items: list[Any], size: int = 400):
+    # SQLite caps the parameters of one statement (999 before 3.32): two lists of 400 fit.
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+@dataclass
+class _KindState:
+    model: type
+    counts: KindCounts
+    extra: Q | None = None
+    existing: dict[str, tuple[int, str]] | None = None  # uid -> (pk, resourceVersion)
+    seen: set[str] = field(default_factory=set)
+
+    def load(self, cluster: Cluster) -> dict[str, tuple[int, str]]:
+        if self.existing is None:
+            qs = self.model.objects.filter(Q(cluster=cluster) & (self.extra or Q()))
+            self.existing = {uid: (pk, rv) for uid, pk, rv in qs.values_list("uid", "pk", "resource_version")}
+        return self.existing
+
+
+# (object, its exact JSON text or None, identity) of one object to write.
+Item = tuple[dict[str, Any], "str | None", str]
+TYPED_MODELS = {"Node": Node, "DeviceClass": DeviceClass, "ResourceSlice": ResourceSlice, "ResourceClaim": ResourceClaim, "Pod": Pod}
+# Flush a kind's buffer at this many objects or this much text: bounds the memory a sync holds
+# (a 1,000-node fleet's slices are ~20 KiB of JSON each, five times that as Python objects).
+FLUSH_OBJECTS = 500
+FLUSH_TEXT = 2 << 20
+KIND_ORDER = ["Node", "DeviceClass", "ResourceSlice", "ResourceClaim", "Pod"]
+# Written before a batch of the kind: devices are matched against the DeviceClasses read so
+# far, and allocation results point at devices already stored.
+FLUSH_FIRST = {"ResourceSlice": ("DeviceClass",), "ResourceClaim": ("ResourceSlice",)}
+
+
+class Reconcile:
+    """One streaming reconcile: objects arrive in any order, are written per kind in batches,
+    and everything that needs the whole read (deletes, class matching against the final
+    DeviceClasses, allocations to devices read later, node summaries) runs in ``finish``."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.errors: list[str] = []
+        self.counts: dict[str, KindCounts] = defaultdict(KindCounts)
+        self.kinds: dict[str, _KindState] = {}
+        self.buffers: dict[str, list[Item]] = defaultdict(list)
+        self.buffered_text: dict[str, int] = defaultdict(int)
+        self.node_objects: set[str] = set()
+        self.slice_nodes: dict[str, str] = {}  # node name -> first GPU product its slices name
+        self.touched_nodes: set[str] = set()
+        self.devices_moved = False
+        self.start_classes = self._classes()
+        self.classes = self.start_classes
+        self._matcher_cache: dict[int, Callable[[parse.Device], list[str]]] = {}
+        self.slices_by_classes: list[tuple[dict[str, list[str]], list[int]]] = []
+
+    # -- intake -------------------------------------------------------------------------
+    def add(self, item: ReadItem) -> None:
+        """Take one object of the read: skipped undecoded when its ``resourceVersion`` is the
+        stored one, else decoded, checked and buffered for its kind's next batch."""
+        kind = item.kind
+        st = self._state_for(kind)
+        if item.uid in st.seen:
+            return  # the same object twice in one read (e.g. relisted after a 410): once
+        have = st.load(self.cluster).get(item.uid)
+        if have is not None and item.resource_version and have[1] == item.resource_version:
+            st.seen.add(item.uid)
+            st.counts.seen += 1
+            st.counts.unchanged += 1
+            return
+        try:
+            obj = item.object()
+        except (jsonlist.JSONError, UnknownAPIVersion) as exc:
+            self.errors.append(f"{kind} {item.name}: {exc}")
+            return
+        spec = BY_KIND.get(kind)
+        problem = parse.name_problem(obj, namespaced=spec.namespaced if spec else True)
+        if problem:
+            self.errors.append(problem)
+            return
+        st.seen.add(item.uid)
+        st.counts.seen += 1
+        buf = self.buffers[kind]
+        buf.append((obj, item.text, item.uid))
+        self.buffered_text[kind] += len(item.text) if item.text else 0
+        if len(buf) >= FLUSH_OBJECTS or self.buffered_text[kind] >= FLUSH_TEXT:
+            self.flush(kind)
+
+    def flush(self, kind: str) -> None:
+        for first in FLUSH_FIRST.get(kind, ()):
+            self.flush(first)
+        items, self.buffers[kind] = self.buffers[kind], []
+        self.buffered_text[kind] = 0
+        if not items:
+            return
+        handler = {
+            "Node": self._nodes, "DeviceClass": self._device_classes, "ResourceSlice": self._slices,
+            "ResourceClaim": self._claims, "Pod": self._pods,
+        }.get(kind)  # fmt: skip
+        if handler is not None:
+            handler(items)
+        else:
+            self._write(kind, KubeObject, items, rows.kubeobject_fields, extra=Q(kind=kind))
+
+    # -- per kind -----------------------------------------------------------------------
+    def _state_for(self, kind: str) -> _KindState:
+        model = TYPED_MODELS.get(kind)
+        return self._state(kind, model or KubeObject, None if model else Q(kind=kind))
+
+    def _state(self, kind: str, model: type, extra: Q | None = None) -> _KindState:
+        if kind not in self.kinds:
+            self.kinds[kind] = _KindState(model, self.counts[kind], extra)
+        return self.kinds[kind]
+
+    def _write(self, kind: str, model: type, items: list[Item], build: Callable[..., dict[str, Any]], extra: Q | None = None, parsed: dict[int, Any] | None = None) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """Create and update ``items`` of one kind (already new or changed, see ``add``);
+        returns (created, updated) as (pk, index into items) pairs. ``parsed``: index -> typed
+        record passed to ``build``. New rows' pks are looked up only for kinds that have child
+        rows (``parsed`` given); for the others ``existing`` learns the uid with pk 0."""
+        existing = self._state(kind, model, extra).load(self.cluster)
+        st = self.kinds[kind]
+        create: list[tuple[str, int, dict[str, Any]]] = []
+        update: list[tuple[int, int, dict[str, Any]]] = []
+        for i, (obj, text, uid) in enumerate(items):
+            row = build(obj, text) if parsed is None else build(obj, text, parsed[i])
+            row["cluster_id"] = self.cluster.pk
+            have = existing.get(uid)
+            if have is None:
+                create.append((uid, i, row))
+            else:
+                update.append((have[0], i, row))
+        created: list[tuple[int, int]] = []
+        if create:
+            insert_rows(model, (row for _, _, row in create))
+            pk_of: dict[str, int] = {}
+            if parsed is not None:
+                qs = model.objects.filter(Q(cluster=self.cluster) & (extra or Q()))
+                for uids in _chunks([uid for uid, _, _ in create]):
+                    pk_of.update(qs.filter(uid__in=uids).values_list("uid", "pk"))
+            for uid, i, _ in create:
+                pk = pk_of.get(uid, 0)
+                existing[uid] = (pk, str(rows.meta(items[i][0]).get("resourceVersion") or ""))
+                created.append((pk, i))
+        if update:
+            update_rows(model, [k for k in update[0][2] if k != "cluster_id"], ((pk, row) for pk, _, row in update))
+        st.counts.created += len(create)
+        st.counts.updated += len(update)
+        return created, [(pk, i) for pk, i, _ in update]
+
+    def _nodes(self, items: list[Item]) -> None:
+        self.node_objects.update(str(rows.meta(o).get("name")) for o, _, _ in items)
+        created, updated = self._write("Node", Node, items, rows.node_fields)
+        if created or updated:
+            self.devices_moved = True  # new or changed nodes: recount them all at the end
+
+    def _device_classes(self, items: list[Item]) -> None:
+        created, updated = self._write("DeviceClass", DeviceClass, items, rows.device_class_fields)
+        if created or updated:
+            self.classes = self._classes()
+
+    def _slices(self, items: list[Item]) -> None:
+        good: list[Item] = []
+        parsed: dict[int, parse.ResourceSlice] = {}
+        for obj, text, uid in items:
+            try:
+                s = parse.parse_resource_slice(obj)
+            except ValueError as exc:
+                self.errors.append(str(exc))
+                continue
+            parsed[len(good)] = s
+            good.append((obj, text, uid))
+            if s.node_name:
+                product = next((d.product_name for d in s.devices if d.product_name and d.driver == parse.GPU_DRIVER), "")
+                if not self.slice_nodes.get(s.node_name):
+                    self.slice_nodes[s.node_name] = product
+        created, updated = self._write("ResourceSlice", ResourceSlice, good, rows.slice_fields, parsed=parsed)
+        changed = [(pk, parsed[i]) for pk, i in [*created, *updated]]
+        if changed:
+            self._sync_devices(changed, updated={pk for pk, _ in updated})
+
+    def _claims(self, items: list[Item]) -> None:
+        good: list[Item] = []
+        parsed: dict[int, parse.ResourceClaim] = {}
+        for obj, text, uid in items:
+            try:
+                c = parse.parse_resource_claim(obj)
+            except ValueError as exc:
+                self.errors.append(str(exc))
+                continue
+            parsed[len(good)] = c
+            good.append((obj, text, uid))
+        created, updated = self._write("ResourceClaim", ResourceClaim, good, rows.claim_fields, parsed=parsed)
+        self._claim_children([(pk, parsed[i]) for pk, i in created], [(pk, parsed[i]) for pk, i in updated])
+
+    def _pods(self, items: list[Item]) -> None:
+        self._write("Pod", Pod, items, rows.pod_fields)
+
+    # -- devices ------------------------------------------------------------------------
+    def _classes(self) -> dict[str, list[str]]:
+        return dict(DeviceClass.objects.filter(cluster=self.cluster).order_by("name").values_list("name", "selectors"))
+
+    def _matcher(self, classes: dict[str, list[str]]) -> Callable[[parse.Device], list[str]]:
+        """device -> names of the DeviceClasses whose CEL selectors it matches (``inventory.cel``).
+
+        A class whose selector does not compile or fails on a device does not match it."""
+        match = self._matcher_cache.get(id(classes))
+        if match is None:
+
+            def match(d: parse.Device) -> list[str]:
+                try:
+                    return list(cel.classes_matching(d, classes))
+                except Exception:  # a CEL library fault must not fail the inventory: no class matches
+                    return []
+
+            self._matcher_cache[id(classes)] = match
+        return match
+
+    def _devices_in_pools(self, pools: set[tuple[str, str]], *columns: str, names: set[str] | None = None) -> Iterator[tuple[Any, ...]]:
+        """``(driver, pool, name, *columns)`` of the stored devices in the (driver, pool) pairs
+        (and with one of ``names``, when given), queried per driver so the (cluster, driver,
+        pool, name) key's index is used."""
+        by_driver: dict[str, set[str]] = defaultdict(set)
+        for drv, pool in pools:
+            by_driver[drv].add(pool)
+        for drv, pool_names in sorted(by_driver.items()):
+            for chunk in _chunks(sorted(pool_names)):
+                qs = Device.objects.filter(cluster=self.cluster, driver=drv, pool__in=chunk)
+                if names is not None and len(names) <= 400:
+                    qs = qs.filter(name__in=sorted(names))
+                yield from qs.values_list("driver", "pool", "name", *columns)
+
+    def _sync_devices(self, slices: list[tuple[int, parse.ResourceSlice]], updated: set[int]) -> None:
+        """Reconcile the devices of changed slices in place (stable pks keep metrics and
+        allocations); a device key another slice already holds is a duplicate: keep the first."""
+        counts = self.counts["Device"]
+        match = self._matcher(self.classes)
+        self.slices_by_classes.append((self.classes, [pk for pk, _ in slices]))
+        slice_pks = {pk for pk, _ in slices}
+        existing: dict[tuple[str, str, str], int] = {}
+        for pks in _chunks(sorted(updated)):  # a slice created just now has no devices yet
+            for pk, drv, pool, name in Device.objects.filter(slice_id__in=pks).values_list("pk", "driver", "pool", "name"):
+                existing[(drv, pool, name)] = pk
+        wanted: dict[tuple[str, str, str], tuple[int, parse.Device]] = {}
+        for slice_pk, s in slices:
+            for d in s.devices:
+                if d.key in wanted:
+                    self.errors.append(f"device {'/'.join(d.key)} published twice (slice {s.name}); kept the first")
+                    continue
+                wanted[d.key] = (slice_pk, d)
+        elsewhere: set[tuple[str, str, str]] = set()
+        for drv, pool, name, slice_id in self._devices_in_pools({k[:2] for k in wanted if k not in existing}, "slice_id"):
+            if slice_id not in slice_pks:
+                elsewhere.add((drv, pool, name))
+        create: list[dict[str, Any]] = []
+        update: list[tuple[int, dict[str, Any]]] = []
+        for key, (slice_pk, d) in wanted.items():
+            if key in elsewhere:
+                self.errors.append(f"device {'/'.join(key)} is also published by another slice; kept the first")
+                continue
+            row = rows.device_fields(d, match(d))
+            row["slice_id"] = slice_pk
+            pk = existing.pop(key, None)
+            if pk is None:
+                row.update(cluster_id=self.cluster.pk, driver=d.driver, pool=d.pool, name=d.name)
+                create.append(row)
+            else:
+                update.append((pk, row))
+        delete_pks(Device, list(existing.values()))
+        insert_rows(Device, create)
+        update_rows(Device, rows.DEVICE_FIELDS, update)
+        counts.seen += len(wanted)
+        counts.created += len(create)
+        counts.updated += len(update)
+        counts.deleted += len(existing)
+        if create or update or existing:
+            self.devices_moved = True
+
+    def _reclassify(self) -> None:
+        """Match devices again where the DeviceClasses they were matched with are not the final
+        ones (classes changed in this sync, or were read after some of the slices)."""
+        final = self._classes()
+        fresh = {pk for classes, pks in self.slices_by_classes if classes == final for pk in pks}
+        if final == self.start_classes:
+            stale = {pk for classes, pks in self.slices_by_classes if classes != final for pk in pks} - fresh
+            if not stale:
+                return
+            devices = Device.objects.filter(slice_id__in=stale)
+        else:
+            devices = Device.objects.filter(cluster=self.cluster).exclude(slice_id__in=fresh)
+        match = self._matcher(final)
+        changed = []
+        columns = [f.attname for f in Device._meta.concrete_fields if f.name not in ("metrics", "metrics_at", "metrics_pod")]
+        for dev in devices.select_related("slice").only(*columns, "slice__name").iterator(chunk_size=BULK):
+            classes = match(rows.device_from_row(dev, dev.slice.name))
+            if classes != dev.device_classes:
+                changed.append((dev.pk, {"device_classes": classes}))
+        update_rows(Device, ["device_classes"], changed)
+
+    # -- claims -------------------------------------------------------------------------
+    def _claim_children(self, created: list[tuple[int, parse.ResourceClaim]], updated: list[tuple[int, parse.ResourceClaim]]) -> None:
+        """Rebuild allocation results and reservations of new and changed claims, pointing each
+        result at its device when that device is already stored."""
+        for pks in _chunks([pk for pk, _ in updated]):
+            self.touched_nodes.update(
+                AllocationResult.objects.filter(claim_id__in=pks, device__isnull=False).values_list("device__node_name", flat=True)
+            )
+            AllocationResult.objects.filter(claim_id__in=pks).delete()
+            Reservation.objects.filter(claim_id__in=pks).delete()
+        claims = [*created, *updated]
+        wanted = {(r.driver, r.pool, r.device) for _, c in claims for r in c.results}
+        index = {
+            (drv, pool, name): (pk, node)
+            for drv, pool, name, pk, node in self._devices_in_pools({k[:2] for k in wanted}, "pk", "node_name", names={k[2] for k in wanted})
+        }
+        results, reservations = [], []
+        for pk, c in claims:
+            for r in c.results:
+                device = index.get((r.driver, r.pool, r.device))
+                if device is not None:
+                    self.touched_nodes.add(device[1])
+                results.append({
+                    "claim_id": pk, "cluster_id": self.cluster.pk, "request": r.request, "driver": r.driver,
+                    "pool": r.pool, "device_name": r.device, "device_id": device[0] if device else None,
+                })  # fmt: skip
+            for ref in c.reserved_for:
+                reservations.append({"claim_id": pk, "resource": ref.resource, "name": ref.name, "uid": ref.uid})
+        insert_rows(AllocationResult, results)
+        insert_rows(Reservation, reservations)
+
+    def _resolve_allocations(self) -> None:
+        """Point allocation results whose device was unknown at the device with their key."""
+        pending = list(
+            AllocationResult.objects.filter(cluster=self.cluster, device__isnull=True).values_list("pk", "driver", "pool", "device_name")
+        )
+        if not pending:
+            return
+        index = {
+            (drv, pool, name): (pk, node)
+            for drv, pool, name, pk, node in self._devices_in_pools({(d, p) for _, d, p, _ in pending}, "pk", "node_name")
+        }
+        found = [(pk, index[(d, p, n)]) for pk, d, p, n in pending if (d, p, n) in index]
+        update_rows(AllocationResult, ["device_id"], ((pk, {"device_id": dev[0]}) for pk, dev in found))
+        self.touched_nodes.update(dev[1] for _, dev in found)
+
+    # -- the end of the read ------------------------------------------------------------
+    def _ensure_slice_nodes(self) -> None:
+        """Give every node a ResourceSlice names a Node row, even when no Node object was read.
+
+        Such rows use the stand-in uid an uid-less Node object would get (``Node//name``), are
+        flagged ``from_slices``, and vanish when a complete Node list no longer has them."""
+        named = set(self.slice_nodes) - self.node_objects
+        if not named:
+            return
+        # Seen in this read (through their slices): a complete Node list must not delete them.
+        self._state_for("Node").seen.update(f"Node//{n}" for n in named)
+        have: set[str] = set()
+        for chunk in _chunks(sorted(named)):
+            have.update(Node.objects.filter(cluster=self.cluster, name__in=chunk).values_list("name", flat=True))
+        rows = [
+            {"cluster_id": self.cluster.pk, "uid": f"Node//{n}", "name": n, "from_slices": True, "gpu_product": self.slice_nodes.get(n, "")}
+            for n in sorted(named - have)
+        ]
+        insert_rows(Node, rows)
+        if rows:
+            self.devices_moved = True
+
+    def _delete_vanished(self, read: ReadResult) -> None:
+        for kind in sorted(read.complete_kinds | set(self.kinds)):
+            if kind not in read.complete_kinds:
+                continue
+            st = self._state_for(kind)
+            gone = [pk for uid, (pk, _) in st.load(self.cluster).items() if uid not in st.seen]
+            if not gone:
+                continue
+            if kind == "ResourceClaim":
+                for pks in _chunks(gone):
+                    self.touched_nodes.update(
+                        AllocationResult.objects.filter(claim_id__in=pks, device__isnull=False).values_list("device__node_name", flat=True)
+                    )
+            if kind in ("ResourceSlice", "Node"):
+                self.devices_moved = True
+            if kind == "DeviceClass":
+                self.classes = {}  # reloaded by _reclassify
+            delete_pks(st.model, gone)
+            st.counts.deleted += len(gone)
+
+    def finish(self, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:
+        for kind in [*KIND_ORDER, *sorted(k for k in self.buffers if k not in KIND_ORDER)]:
+            self.flush(kind)
+        self._ensure_slice_nodes()
+        self._resolve_allocations()
+        errors = [*read.errors, *self.errors]
+        if not errors:
+            self._delete_vanished(read)
+        self._reclassify()
+        if self.devices_moved:
+            refresh_node_summaries(self.cluster)  # the device set moved: recount every node
+        elif self.touched_nodes:
+            refresh_node_summaries(self.cluster, self.touched_nodes)
+        return {k: v.as_dict() for k, v in self.counts.items()}, errors
+
+
+def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> int:
+    """Recompute per-node device counts (all nodes, or only ``nodes``); write only rows that moved.
+
+    One pass over the devices' small columns: a MIG-partitioned GPU is published only as
+    its instances, so physical GPUs are whole-GPU uuids plus distinct MIG ``parentUUID``s.
+    """
+    zero = {"gpu_count": 0, "mig_count": 0, "allocated_count": 0, "free_count": 0, "device_count": 0}
+    devs = Device.objects.filter(cluster=cluster)
+    results = AllocationResult.objects.filter(cluster=cluster, device__isnull=False)
+    node_rows = Node.objects.filter(cluster=cluster)
+    if nodes is not None:
+        if not nodes:
+            return 0
+        names = sorted(nodes)
+        devs, results, node_rows = (
+            devs.filter(node_name__in=names),
+            results.filter(device__node_name__in=names),
+            node_rows.filter(name__in=names),
+        )
+    allocated = set(results.values_list("device_id", flat=True))
+    per_node: dict[str, dict[str, Any]] = defaultdict(lambda: {"devices": 0, "gpus": set(), "migs": 0, "alloc": 0, "gpu_devs": 0})
+    for pk, node, driver, dtype, uuid, parent in devs.values_list("pk", "node_name", "driver", "type", "uuid", "parent_uuid"):
+        acc = per_node[node]
+        acc["devices"] += 1
+        if driver != parse.GPU_DRIVER:
+            continue
+        acc["gpu_devs"] += 1
+        if pk in allocated:
+            acc["alloc"] += 1
+        if dtype == DeviceType.GPU:
+            acc["gpus"].add(uuid or f"pk:{pk}")
+        elif dtype == DeviceType.MIG:
+            acc["migs"] += 1
+            acc["gpus"].add(parent or f"pk:{pk}")
+    changed = []
+    for pk, name, *have in node_rows.values_list("pk", "name", *zero):
+        acc = per_node.get(name)
+        want = dict(zero)
+        if acc:
+            want = {
+                "gpu_count": len(acc["gpus"]), "mig_count": acc["migs"], "allocated_count": acc["alloc"],
+                "free_count": acc["gpu_devs"] - acc["alloc"], "device_count": acc["devices"],
+            }  # fmt: skip
+        if list(want.values()) != have:
+            changed.append((pk, want))
+    return update_rows(Node, list(zero), changed)

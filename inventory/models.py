@@ -57,6 +57,7 @@ class Cluster(models.Model):
     metrics_at = models.DateTimeField(null=True, blank=True, help_text="Time of the newest DCGM samples stored")
     metrics_error = models.TextField(blank=True)
     analyzed_at = models.DateTimeField(null=True, blank=True, help_text="last diagnosis and readiness run")
+    data_changed_at = models.DateTimeField(null=True, blank=True, help_text="last sync that created, updated or deleted rows")
 
     class Meta:
         ordering = ["name"]

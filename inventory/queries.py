@@ -48,12 +48,12 @@ def cluster_rows() -> list[dict[str, Any]]:
 
 def device_aggregates(cluster: Cluster | None, clusters: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """``products``, ``profiles`` and ``other_drivers`` of ``cluster`` (all clusters: None),
-    cached until the next sync of the clusters shown: they change only when a sync writes, and
-    at 5,000 nodes they scan ~90,000 devices. ``clusters``: ``cluster_rows()`` if known."""
+    cached until a sync of the clusters shown changes their data (``data_changed_at``): at
+    5,000 nodes they scan ~90,000 devices. ``clusters``: ``cluster_rows()`` if known."""
     from django.core.cache import cache
 
     rows = clusters if clusters is not None else cluster_rows()
-    stamp = "|".join(f"{r['cluster'].pk}:{r['cluster'].last_sync_at}" for r in rows if cluster in (None, r["cluster"]))
+    stamp = "|".join(f"{r['cluster'].pk}:{r['cluster'].data_changed_at}" for r in rows if cluster in (None, r["cluster"]))
     key = "overview:" + hashlib.sha256(f"{cluster.pk if cluster else '*'}|{stamp}".encode()).hexdigest()
     found = cache.get(key)
     if found is None:

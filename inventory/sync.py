@@ -93,8 +93,13 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
     run.save()
     cluster.last_sync_at = run.finished
     cluster.last_sync_status = run.status
-    cluster.save(update_fields=["last_sync_at", "last_sync_status", "server_version"])
-    if run.status != SyncStatus.FAILED:
+    fields = ["last_sync_at", "last_sync_status", "server_version"]
+    changed = run.status != SyncStatus.FAILED and getattr(read, "changed", True)
+    if changed:
+        cluster.data_changed_at = run.finished
+        fields.append("data_changed_at")
+    cluster.save(update_fields=fields)
+    if changed:
         try:
             queries.warm_overview(cluster)
         except Exception:  # a cache outage must not fail a sync that stored its data

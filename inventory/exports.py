@@ -37,7 +37,9 @@ def iter_cluster_objects(cluster: Cluster, kinds: Collection[str] | None = None)
     """
     for kind, model in TYPED_MODELS.items():
         if kinds is None or kind in kinds:
-            yield from model.objects.filter(cluster=cluster).values_list("raw", flat=True).iterator(chunk_size=500)
+            # A ResourceSlice of a GPU node is ~20 KiB of JSON (~100 KiB decoded): small chunks.
+            chunk = 50 if kind == "ResourceSlice" else 500
+            yield from model.objects.filter(cluster=cluster).values_list("raw", flat=True).iterator(chunk_size=chunk)
     others = KubeObject.objects.filter(cluster=cluster)
     if kinds is not None:
         others = others.filter(kind__in=sorted(set(kinds) - set(TYPED_MODELS)))

@@ -93,7 +93,8 @@ class SyncRun(models.Model):
 class KubeObjectBase(models.Model):
     """Fields every stored Kubernetes object has."""
 
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: each kind's unique (cluster, uid) constraint leads with it.
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+", db_index=False)
     uid = models.CharField(max_length=253)
     name = models.CharField(max_length=253)
     resource_version = models.CharField(max_length=64, blank=True)
@@ -181,7 +182,8 @@ class Device(models.Model):
     ``{"DCGM_FI_DEV_GPU_TEMP": 30.0}`` in the field's own unit.
     """
 
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="devices")
+    # Indexed through the natural key (cluster, driver, pool, name), which leads with it.
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="devices", db_index=False)
     slice = models.ForeignKey(ResourceSlice, on_delete=models.CASCADE, related_name="devices")
     driver = models.CharField(max_length=253)
     pool = models.CharField(max_length=253)
@@ -265,7 +267,8 @@ class AllocationResult(models.Model):
     """``status.allocation.devices.results[]`` of a claim; ``device`` resolved by natural key."""
 
     claim = models.ForeignKey(ResourceClaim, on_delete=models.CASCADE, related_name="results")
-    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    # Indexed through result_device_key (cluster, driver, pool, device_name).
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+", db_index=False)
     request = models.CharField(max_length=253)
     driver = models.CharField(max_length=253)
     pool = models.CharField(max_length=253)

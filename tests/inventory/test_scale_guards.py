@@ -90,3 +90,38 @@ def test_page_query_counts_do_not_grow_with_fleet_size(tmp_path, client_in):
     # Node and claim pages show different objects; lists and overview must be identical.
     for url in list(few)[:2] + list(few)[3:5]:
         assert many[url] == few[url], (url, few[url], many[url])
+
+
+def _counting_decode(monkeypatch):
+    from inventory import jsonlist
+
+    calls = []
+    real = jsonlist.decode
+
+    def decode(raw):
+        calls.append(1)
+        return real(raw)
+
+    monkeypatch.setattr(jsonlist, "decode", decode)
+    return calls
+
+
+def test_no_change_resync_decodes_no_object(tmp_path, monkeypatch):
+    # The re-sync's cost must not be the payload's: stored resourceVersions are matched on the
+    # identity read from each item's text, and the rest of the item is never decoded.
+    path, items = _fleet_file(tmp_path, 12)
+    assert _sync("fleet", path).status == "ok"
+    calls = _counting_decode(monkeypatch)
+    run = _sync("fleet", path)
+    assert run.status == "ok" and calls == []
+    assert sum(c["unchanged"] for k, c in run.counts.items() if k != "skipped") == len(items)
+
+
+def test_a_one_percent_change_decodes_only_the_changed_claims(tmp_path, monkeypatch):
+    path, items = _fleet_file(tmp_path, 50)
+    _sync("fleet", path)
+    changed, _ = _fleet_file(tmp_path, 0, mutate_claims(items, 0.01, seed=1), name="changed.json")
+    calls = _counting_decode(monkeypatch)
+    run = _sync("fleet", changed)
+    assert run.counts["ResourceClaim"]["updated"] == 1
+    assert len(calls) == 1

@@ -42,16 +42,43 @@ def _json(value: Any) -> str | None:
     return _encode(value).decode("utf-8")
 
 
+def _without_nul(value: Any) -> Any:
+    """``value`` with every NUL character in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value
+
+
+def _json_pg(value: Any) -> str | None:
+    # PostgreSQL's jsonb and text refuse NUL, which JSON strings may hold (a ConfigMap value,
+    # an annotation): store U+FFFD in its place rather than lose the object or the sync.
+    text = _json(value)
+    if text is not None and "\\u0000" in text:
+        text = _encode(_without_nul(msgspec.json.decode(text))).decode("utf-8")
+    return text
+
+
+def _text_pg(value: Any) -> Any:
+    return value.replace("\x00", "\ufffd") if isinstance(value, str) and "\x00" in value else value
+
+
 def _same(value: Any) -> Any:
     return value
 
 
 def _converter(field: models.Field) -> Callable[[Any], Any]:
     """Python value -> value for the database driver, the cheapest way that is still exact."""
+    pg = connection.vendor == "postgresql"
     if isinstance(field, models.JSONField):
-        return _json
+        return _json_pg if pg else _json
     if isinstance(field, (models.DateTimeField, models.DateField, models.DecimalField, models.UUIDField)):
         return lambda v, f=field: None if v is None else f.get_db_prep_save(v, connection)
+    if pg and isinstance(field, (models.CharField, models.TextField)):
+        return _text_pg
     return _same  # str, int, bool, None and foreign-key ids go to the driver as they are
 
 

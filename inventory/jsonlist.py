@@ -59,11 +59,13 @@ class Head:
 
 @dataclass(frozen=True)
 class ListDoc:
-    """``items``: each item's exact bytes (a view of the input); ``kind``; ``continue_token``:
-    ``metadata.continue`` of an API list page ("" on the last page and in files)."""
+    """``items``: each item's exact bytes (a view of the input); the List's ``kind`` and
+    ``api_version``; ``continue_token``: ``metadata.continue`` of an API list page ("" on the
+    last page and in files)."""
 
     items: list[msgspec.Raw]
     kind: str
+    api_version: str
     continue_token: str
 
 
@@ -80,10 +82,13 @@ def split_list(data: bytes | str) -> ListDoc | None:
         return None  # valid JSON of another shape: ``items`` not an array, not an object...
     except msgspec.DecodeError as exc:
         raise JSONError(str(exc)) from exc
+    except RecursionError as exc:
+        raise JSONError("JSON is nested too deeply") from exc
     if doc.items is None:
         return None
     token = doc.metadata.get("continue") if isinstance(doc.metadata, dict) else None
-    return ListDoc(items=doc.items, kind=doc.kind, continue_token=token if isinstance(token, str) else "")
+    return ListDoc(items=doc.items, kind=doc.kind, api_version=doc.apiVersion,
+                   continue_token=token if isinstance(token, str) else "")
 
 
 def head(raw: msgspec.Raw | bytes) -> Head | None:
@@ -91,7 +96,7 @@ def head(raw: msgspec.Raw | bytes) -> Head | None:
     of the expected types (the caller decodes such an item in full and lets validation speak)."""
     try:
         h = _HEAD.decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None
     m = h.metadata or _Meta()
     return Head(h.kind, h.apiVersion, m.name, m.namespace, m.uid, m.resourceVersion)
@@ -105,3 +110,5 @@ def decode(raw: msgspec.Raw | bytes | str) -> Any:
         return _ANY.decode(raw)
     except msgspec.DecodeError as exc:
         raise JSONError(str(exc)) from exc
+    except RecursionError as exc:
+        raise JSONError("JSON is nested too deeply") from exc

@@ -26,6 +26,9 @@ from typing import Any
 from kubernetes.utils.quantity import parse_quantity as _k8s_parse_quantity
 
 GPU_DRIVER = "gpu.nvidia.com"
+# Largest memory a device can state that is still believable and storable (64-bit signed
+# column): anything above is kept in ``capacity`` as published but read as unknown.
+MAX_BYTES = 2**63 - 1
 PCI_BUS_ID_ATTR = "resource.kubernetes.io/pciBusID"
 
 
@@ -197,8 +200,12 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
             raise ValueError(f"ResourceSlice {meta.get('name')!r} has a device without a name")
         if len(dname) > 63 or not label(dname):
             raise ValueError(f"ResourceSlice {meta.get('name')!r}: device name {dname[:80]!r} is not a DNS label")
+        raw_attrs, raw_caps = d.get("attributes") or {}, d.get("capacity") or {}
+        if not isinstance(raw_attrs, dict) or not isinstance(raw_caps, dict):
+            what = "attributes" if not isinstance(raw_attrs, dict) else "capacity"
+            raise ValueError(f"ResourceSlice {meta.get('name')!r}: device {dname!r}: {what} is not a map")
         attrs: dict[str, Any] = {}
-        for k, v in (d.get("attributes") or {}).items():
+        for k, v in raw_attrs.items():
             qk = qualified.get(k)
             if qk is None:
                 qk = qualified[k] = k if "/" in k else prefix + k
@@ -210,7 +217,7 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
             else:
                 attrs[qk] = attribute_value(v)
         caps: dict[str, str] = {}
-        for k, v in (d.get("capacity") or {}).items():
+        for k, v in raw_caps.items():
             if isinstance(v, dict):
                 qk = qualified.get(k)
                 if qk is None:
@@ -239,7 +246,7 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
                     _str(g(k_arch)),
                     _str(g(k_drv)),
                     _str(g(PCI_BUS_ID_ATTR)),
-                    int(mem) if mem is not None else None,
+                    int(mem) if mem is not None and 0 <= mem <= MAX_BYTES else None,
                     attrs,
                     caps,
                     bool(d.get("consumesCounters")),

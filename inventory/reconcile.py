@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import DataError, IntegrityError, transaction
 from django.db.models import Q
 
 from . import cel, jsonlist, parse, rows
@@ -39,6 +40,8 @@ from .readitem import ReadItem
 from .sources import ReadResult
 
 BULK = 1000
+# What storing one object's rows can raise for a value it holds (not for a broken database).
+STORE_ERRORS = (DataError, IntegrityError, ValueError, UnicodeError, OverflowError)
 
 
 @dataclass
@@ -166,6 +169,35 @@ class Reconcile:
             self.kinds[kind] = _KindState(model, self.counts[kind], extra)
         return self.kinds[kind]
 
+    def _store(self, model: type, batch: list[Any], describe: Callable[[Any], str], update: list[str] | None = None) -> set[int]:
+        """Insert (or, with ``update`` columns, update ``(pk, row)`` pairs) ``batch`` in a
+        savepoint. When the batch cannot be stored (a value the database refuses: a number out
+        of range, text it cannot encode), store it row by row and report each row that cannot
+        be, named by ``describe(row)``, instead of failing the sync. Returns their indexes."""
+        def write(part: list[Any]) -> None:
+            with transaction.atomic():
+                if update is None:
+                    insert_rows(model, part)
+                else:
+                    update_rows(model, update, part)
+
+        if not batch:
+            return set()
+        try:
+            write(batch)
+            return set()
+        except STORE_ERRORS:
+            pass
+        failed: set[int] = set()
+        for i, row in enumerate(batch):
+            try:
+                write([row])
+            except STORE_ERRORS as exc:
+                failed.add(i)
+                reason = (str(exc).splitlines() or [""])[0][:200]
+                self.errors.append(f"{describe(row)}: cannot be stored ({type(exc).__name__}: {reason})")
+        return failed
+
     def _write(self, kind: str, model: type, items: list[Item], build: Callable[..., dict[str, Any]], extra: Q | None = None, parsed: dict[int, Any] | None = None) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """Create and update ``items`` of one kind (already new or changed, see ``add``);
         returns (created, updated) as (pk, index into items) pairs. ``parsed``: index -> typed
@@ -183,9 +215,16 @@ class Reconcile:
                 create.append((uid, i, row))
             else:
                 update.append((have[0], i, row))
+        def describe(row: dict[str, Any]) -> str:
+            return f"{kind} {row.get('namespace') or ''}{'/' if row.get('namespace') else ''}{row.get('name')}"
+
+        failed = self._store(model, [row for _, _, row in create], describe)
+        create = [c for n, c in enumerate(create) if n not in failed]
+        failed = self._store(model, [(pk, row) for pk, _, row in update], lambda pr: describe(pr[1]),
+                             update=[k for k in update[0][2] if k != "cluster_id"] if update else [])
+        update = [u for n, u in enumerate(update) if n not in failed]
         created: list[tuple[int, int]] = []
         if create:
-            insert_rows(model, (row for _, _, row in create))
             pk_of: dict[str, int] = {}
             if parsed is not None:
                 qs = model.objects.filter(Q(cluster=self.cluster) & (extra or Q()))
@@ -195,8 +234,6 @@ class Reconcile:
                 pk = pk_of.get(uid, 0)
                 existing[uid] = (pk, str(rows.meta(items[i][0]).get("resourceVersion") or ""))
                 created.append((pk, i))
-        if update:
-            update_rows(model, [k for k in update[0][2] if k != "cluster_id"], ((pk, row) for pk, _, row in update))
         st.counts.created += len(create)
         st.counts.updated += len(update)
         return created, [(pk, i) for pk, i, _ in update]
@@ -295,10 +332,14 @@ class Reconcile:
             for pk, drv, pool, name in Device.objects.filter(slice_id__in=pks).values_list("pk", "driver", "pool", "name"):
                 existing[(drv, pool, name)] = pk
         wanted: dict[tuple[str, str, str], tuple[int, parse.Device]] = {}
+        # Slices stored without one of their devices: their resourceVersion is not recorded, so
+        # the next sync reads them again and reports the problem again while it lasts.
+        incomplete: set[int] = set()
         for slice_pk, s in slices:
             for d in s.devices:
                 if d.key in wanted:
                     self.errors.append(f"device {'/'.join(d.key)} published twice (slice {s.name}); kept the first")
+                    incomplete.add(slice_pk)
                     continue
                 wanted[d.key] = (slice_pk, d)
         elsewhere: set[tuple[str, str, str]] = set()
@@ -310,18 +351,28 @@ class Reconcile:
         for key, (slice_pk, d) in wanted.items():
             if key in elsewhere:
                 self.errors.append(f"device {'/'.join(key)} is also published by another slice; kept the first")
+                incomplete.add(slice_pk)
                 continue
             row = rows.device_fields(d, match(d))
-            row["slice_id"] = slice_pk
+            row.update(slice_id=slice_pk, driver=d.driver, pool=d.pool, name=d.name)  # key: ignored by updates
             pk = existing.pop(key, None)
             if pk is None:
-                row.update(cluster_id=self.cluster.pk, driver=d.driver, pool=d.pool, name=d.name)
+                row["cluster_id"] = self.cluster.pk
                 create.append(row)
             else:
                 update.append((pk, row))
         delete_pks(Device, list(existing.values()))
-        insert_rows(Device, create)
-        update_rows(Device, rows.DEVICE_FIELDS, update)
+
+        def device(row: dict[str, Any]) -> str:
+            return f"device {row.get('driver', '?')}/{row.get('pool', '?')}/{row.get('name', '?')}"
+
+        failed = self._store(Device, create, device)
+        incomplete.update(create[n]["slice_id"] for n in failed)
+        create = [r for n, r in enumerate(create) if n not in failed]
+        failed = self._store(Device, update, lambda pr: device(pr[1]), update=rows.DEVICE_FIELDS)
+        incomplete.update(update[n][1]["slice_id"] for n in failed)
+        update = [u for n, u in enumerate(update) if n not in failed]
+        update_rows(ResourceSlice, ["resource_version"], [(pk, {"resource_version": ""}) for pk in sorted(incomplete)])
         counts.seen += len(wanted)
         counts.created += len(create)
         counts.updated += len(update)
@@ -378,8 +429,8 @@ class Reconcile:
                 })  # fmt: skip
             for ref in c.reserved_for:
                 reservations.append({"claim_id": pk, "resource": ref.resource, "name": ref.name, "uid": ref.uid})
-        insert_rows(AllocationResult, results)
-        insert_rows(Reservation, reservations)
+        self._store(AllocationResult, results, lambda r: f"allocation result {r['driver']}/{r['pool']}/{r['device_name']}")
+        self._store(Reservation, reservations, lambda r: f"reservedFor {r['resource']} {r['name']}")
 
     def _resolve_allocations(self) -> None:
         """Point allocation results whose device was unknown at the device with their key."""

@@ -11,6 +11,7 @@ its file and position instead of aborting the whole load.
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -67,31 +68,40 @@ def _unroll(doc: Any, where: str, out: SnapshotLoad) -> Iterator[dict[str, Any]]
     yield doc
 
 
-def _json_error(data: bytes, name: str) -> str:
-    """The standard library's message for invalid JSON, which names the line."""
+def _json_error(data: bytes, name: str, found: Exception) -> str:
+    """The standard library's message for invalid JSON, which names the line; ``found`` (the
+    decoder's own) where the standard library accepts what JSON does not (NaN, Infinity)."""
     try:
         json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
         return f"{name}: invalid JSON{where}: {getattr(exc, 'msg', exc)}"
-    return f"{name}: invalid JSON"
+    except RecursionError:
+        pass
+    return f"{name}: invalid JSON: {found}"
 
 
 def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem]:
     """Objects of one JSON file; a List's items stay undecoded until the sync asks."""
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]  # editors on Windows write one; JSON has none
     try:
         doc = jsonlist.split_list(data)
-    except jsonlist.JSONError:
-        out.errors.append(_json_error(data, name))
+    except jsonlist.JSONError as exc:
+        out.errors.append(_json_error(data, name, exc))
         return
     if doc is None:  # a single object (or not an object at all)
         for obj in _unroll(jsonlist.decode(data), name, out):
             yield ReadItem.of(obj)
         return
+    # ``kubectl get --raw`` and API responses give items without kind/apiVersion: a typed List
+    # (``ResourceSliceList``) names them.
+    item_kind = doc.kind[: -len("List")] if doc.kind.endswith("List") and doc.kind != "List" else ""
+    item_version = doc.api_version if item_kind else ""
     for i, raw in enumerate(doc.items):
         where = f"{name} item {i}"
         try:
-            item = ReadItem.lazy(raw)
+            item = ReadItem.lazy(raw, kind=item_kind, api_version=item_version)
         except jsonlist.JSONError as exc:
             out.errors.append(f"{where}: {exc}")
             continue
@@ -132,6 +142,8 @@ def _file_items(path: Path, out: SnapshotLoad) -> Iterator[ReadItem]:
         for n, doc in enumerate(yaml.safe_load_all(text)):
             for obj in _unroll(doc, f"{path.name} document {n + 1}", out):
                 yield ReadItem.of(obj)
+    except RecursionError:
+        out.errors.append(f"{path.name}: invalid YAML: nested too deeply")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         pos = f" at line {mark.line + 1}" if mark is not None else ""

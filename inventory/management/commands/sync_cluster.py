@@ -62,7 +62,7 @@ class Command(BaseCommand):
                     f"  {kind_name:<22} seen={c['seen']} created={c['created']} updated={c['updated']} "
                     f"deleted={c['deleted']} unchanged={c['unchanged']}"
                 )
-        if not any(k != "skipped" and c.get("seen") for k, c in run.counts.items()):
+        if run.status != SyncStatus.FAILED and not any(k != "skipped" and c.get("seen") for k, c in run.counts.items()):
             self.stdout.write("  no Kubernetes objects were read: the stored inventory is unchanged")
         for e in run.errors[:20]:
             self.stderr.write(f"  problem: {e}")

@@ -34,9 +34,10 @@ from django.utils import timezone
 from claims.diagnosis import ClusterState, Thresholds, diagnose
 from claims.diagnosis.findings import Finding as Diagnosis
 from claims.diagnosis.state import parse_time
-from inventory.exports import iter_cluster_objects
+from inventory import jsonlist
+from inventory.exports import iter_cluster_texts
 from inventory.models import ClaimState, Cluster, ResourceClaim, SourceKind
-from inventory.snapshot import newest_timestamp
+from inventory.snapshot import newest_timestamp, newest_timestamp_in_text
 
 from .models import SEVERITY_RANK, ClaimStateSeen, ClaimTransition, Finding, TransitionField
 
@@ -90,17 +91,19 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None,
     Returns the findings (engine order) and the ``now`` used (``diagnosis_now`` unless given).
     """
     newest: list[str] = []
+    snapshot = cluster.source_kind == SourceKind.SNAPSHOT
 
-    def watched(objects: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        # The state keeps parsed records, not the raw objects: read them once, in chunks,
-        # and note the newest timestamp on the way (a snapshot's clock, ``diagnosis_now``).
-        for obj in objects:
-            stamp = newest_timestamp([obj])
-            if stamp is not None and (not newest or stamp[:19] > newest[0][:19]):
-                newest[:] = [stamp]
-            yield obj
+    def watched(texts: Iterator[str]) -> Iterator[dict[str, Any]]:
+        # The state keeps parsed records, not the raw objects: read them once, in chunks, as
+        # text (decoded with msgspec), and for a snapshot note the newest timestamp on the way.
+        for text in texts:
+            if snapshot:
+                stamp = newest_timestamp_in_text(text, newest[0] if newest else None)
+                if stamp is not None:
+                    newest[:] = [stamp]
+            yield jsonlist.decode(text)
 
-    state = ClusterState.from_objects(watched(iter_cluster_objects(cluster)), prom or {})
+    state = ClusterState.from_objects(watched(iter_cluster_texts(cluster)), prom or {})
     when = now or _clock(cluster, newest[0] if newest else None)
     return diagnose(state, when, thresholds()), when
 

@@ -35,15 +35,28 @@ def iter_cluster_objects(cluster: Cluster, kinds: Collection[str] | None = None)
     For engines that look at each object once: memory holds one chunk of raw objects, not
     the cluster (a 1,000-node fleet's slices decode to several times the payload's size).
     """
+    from . import jsonlist
+
+    for text in iter_cluster_texts(cluster, kinds):
+        yield jsonlist.decode(text)
+
+
+def iter_cluster_texts(cluster: Cluster, kinds: Collection[str] | None = None) -> Iterator[str]:
+    """The stored raw objects of ``cluster`` (only ``kinds``) as JSON text, in chunks (50
+    slices, 500 other objects), for callers that also scan the text itself
+    (``snapshot.newest_timestamp_in_text``)."""
+    from django.db.models import TextField
+    from django.db.models.functions import Cast
+
+    as_text = Cast("raw", output_field=TextField())
     for kind, model in TYPED_MODELS.items():
         if kinds is None or kind in kinds:
-            # A ResourceSlice of a GPU node is ~20 KiB of JSON (~100 KiB decoded): small chunks.
             chunk = 50 if kind == "ResourceSlice" else 500
-            yield from model.objects.filter(cluster=cluster).values_list("raw", flat=True).iterator(chunk_size=chunk)
+            yield from model.objects.filter(cluster=cluster).values_list(as_text, flat=True).iterator(chunk_size=chunk)
     others = KubeObject.objects.filter(cluster=cluster)
     if kinds is not None:
         others = others.filter(kind__in=sorted(set(kinds) - set(TYPED_MODELS)))
-    yield from others.values_list("raw", flat=True).iterator(chunk_size=500)
+    yield from others.values_list(as_text, flat=True).iterator(chunk_size=500)
 
 
 def cluster_objects(name: str) -> tuple[list[dict[str, Any]], dict[str, str]]:

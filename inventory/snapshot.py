@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -215,3 +216,16 @@ def newest_timestamp(objects: list[dict[str, Any]]) -> str | None:
             if best is None or v[:19] > best[:19]:
                 best = v
     return best
+
+
+_TIMESTAMP = re.compile(r'"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[^"\\]*Z)"')
+
+
+def newest_timestamp_in_text(text: str, newest: str | None = None) -> str | None:
+    """``newest_timestamp`` over one object's JSON text (a regular expression, not a walk of
+    the decoded object): the later of ``newest`` and every RFC 3339 ``...Z`` string in it."""
+    for m in _TIMESTAMP.finditer(text):
+        v = m.group(1)
+        if newest is None or v[:19] > newest[:19]:
+            newest = v
+    return newest

@@ -70,7 +70,7 @@ def evaluate_cluster(
     Evaluations are never stored back-dated behind a newer row: "newest" is by ``evaluated_at``.
     """
     if objects is None:
-        objects = [slim_object(o) for o in iter_cluster_objects(cluster, READINESS_KINDS)]
+        objects = [slim_object(o) for o in iter_cluster_objects(cluster, READINESS_KINDS)]  # one chunk at a time
     rows = list(Attestation.objects.filter(cluster=cluster, attested_at__lte=now))
     row_of = {}
     core_atts = []

@@ -223,7 +223,7 @@ def _pod_uses_gpu(pod: dict[str, Any]) -> bool:
 # --- items -------------------------------------------------------------------------------------
 
 
-def _allocation_path(objects: list[dict[str, Any]]) -> _Auto:
+def _allocation_path(objects: list[dict[str, Any]], slices: list[Any]) -> _Auto:
     cps = [str(ObjectRef.of(o)) for o in _kind(objects, "ClusterPolicy")]
     gcs = [str(ObjectRef.of(o)) for o in _kind(objects, "GPUCluster")]
     if cps and gcs:
@@ -237,7 +237,7 @@ def _allocation_path(objects: list[dict[str, Any]]) -> _Auto:
         _name(n) for n in _kind(objects, "Node")
         if any(is_gpu_resource(k) and str(v) not in ("0", "") for k, v in (dig(n, "status", "allocatable") or {}).items())
     }
-    dra_nodes = {d.node_name for sl in _gpu_slices(objects) for d in sl.devices if d.node_name}
+    dra_nodes = {d.node_name for sl in slices for d in sl.devices if d.node_name}
     both = sorted(plugin_nodes & dra_nodes)
     if both:
         return _Auto(FAIL, tuple(f"Node {n} advertises nvidia.com/* and publishes gpu.nvidia.com ResourceSlices" for n in both),
@@ -480,7 +480,7 @@ def _queueing(objects: list[dict[str, Any]]) -> _Auto:
     return _Auto(FAIL, lines, "Configure Kueue ClusterQueues and ResourceFlavors for GPU jobs.")
 
 
-def _evidence(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]]) -> _Auto:
+def _evidence(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]], slices: list[Any]) -> _Auto:
     pool_of: dict[str, str] = {}
     for n in gpu_nodes:
         labels = _labels(n)
@@ -491,7 +491,7 @@ def _evidence(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]]) ->
         v = _labels(n).get(DRIVER_LABEL)
         if v:
             drivers[pool_of[_name(n)]][str(v)].add(_name(n))
-    for sl in _gpu_slices(objects):
+    for sl in slices:
         for d in sl.devices:
             if d.driver_version and d.node_name:
                 pool = pool_of.get(d.node_name, "(no pool label)")
@@ -541,17 +541,18 @@ def evaluate_readiness(
     ``objects`` without ``kind`` (e.g. the empty raw of a node known only from its slices)
     are ignored.
     """
-    slice_nodes = {d.node_name for sl in _gpu_slices(objects) for d in sl.devices if d.node_name}
+    slices = _gpu_slices(objects)  # parsed once: three items read them
+    slice_nodes = {d.node_name for sl in slices for d in sl.devices if d.node_name}
     gpu_nodes = [n for n in _kind(objects, "Node") if _is_gpu_node(n, slice_nodes)]
     auto = {
-        "allocation_path": _allocation_path(objects),
+        "allocation_path": _allocation_path(objects, slices),
         "operator_pinned": _operator_pinned(objects),
         "gpu_nodes_tainted": _gpu_nodes_tainted(objects, gpu_nodes),
         "mig_geometry_declared": _mig_geometry(objects, gpu_nodes, slice_nodes),
         "gpu_node_pool": _gpu_node_pool(objects, gpu_nodes),
         "dcgm_alerts": _dcgm_alerts(objects, prometheus_rules, dcgm_devices_with_metrics),
         "queueing": _queueing(objects),
-        "evidence": _evidence(objects, gpu_nodes),
+        "evidence": _evidence(objects, gpu_nodes, slices),
     }
     valid: dict[str, Attestation] = {}
     expired: dict[str, list[Attestation]] = defaultdict(list)

@@ -17,7 +17,12 @@ from .models import Device, DeviceType
 
 
 def _dt(value: Any):
-    return parse_datetime(value) if isinstance(value, str) else None
+    """An aware datetime from an RFC 3339 string; None for anything else, including a
+    well-formed but impossible date (``2026-02-30T00:00:00Z``), which Django raises on."""
+    try:
+        return parse_datetime(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
 
 
 def meta(obj: dict[str, Any]) -> dict[str, Any]:

@@ -154,3 +154,17 @@ def test_items_of_a_typed_list_without_kind_take_it_from_the_list(tmp_path):
     assert ResourceSlice.objects.count() == len(items)
     assert all(r["kind"] == "ResourceSlice" and r["apiVersion"] == "resource.k8s.io/v1"
                for r in ResourceSlice.objects.values_list("raw", flat=True))
+
+
+def test_an_impossible_creation_date_is_read_as_unknown(tmp_path):
+    pod = {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default", "uid": "uid-p", "resourceVersion": "1",
+                     "creationTimestamp": "2026-02-30T00:00:00Z"},
+        "spec": {"nodeName": "n"}, "status": {"phase": "Running"},
+    }  # fmt: skip
+    run = _sync(_write_list(tmp_path / "s.json", [*_slices(), pod]))
+    assert run.status == "ok", run.errors
+    from inventory.models import Pod
+
+    assert Pod.objects.get(name="p").created is None

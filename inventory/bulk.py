@@ -13,6 +13,7 @@ JSON form, e.g. an object's exact text from the API response), stored as is.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -136,20 +137,26 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> in
     insert_sql = f"INSERT INTO {table} ({cols}) VALUES ({', '.join(['%s'] * len(order))})"  # noqa: S608
     if connection.vendor == "postgresql":
         return _copy(model, copy_sql, [first, *rows], {f.attname for f in fields}, values)
+    return _executemany(insert_sql, map(values, itertools.chain((first,), rows)))
+
+
+def _executemany(sql: str, params: Iterable[tuple[Any, ...]]) -> int:
+    """Send ``sql`` for every parameter tuple, ``BATCH`` at a time; returns the count sent.
+    Each batch is built (converted) in full before it is sent: a bad row raises with that
+    batch unsent."""
     written = 0
-    batch: list[tuple[Any, ...]] = []
     with connection.cursor() as cur:
-        # Each batch is converted before it is sent: a bad row raises with nothing sent.
-        for row in _chain(first, rows):
-            batch.append(values(row))
-            if len(batch) >= BATCH:
-                cur.executemany(insert_sql, batch)
-                written += len(batch)
-                batch = []
-        if batch:
-            cur.executemany(insert_sql, batch)
+        for batch in _batches(params):
+            cur.executemany(sql, batch)
             written += len(batch)
     return written
+
+
+def _batches(params: Iterable[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
+    # itertools.batched arrives with Python 3.12; the project runs on 3.11.
+    it = iter(params)
+    while batch := list(itertools.islice(it, BATCH)):
+        yield batch
 
 
 def _copy(model: type[models.Model], sql: str, rows: list[dict[str, Any]], columns: set[str],
@@ -168,11 +175,6 @@ def _copy(model: type[models.Model], sql: str, rows: list[dict[str, Any]], colum
     return len(rows)
 
 
-def _chain(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    yield first
-    yield from rest
-
-
 def update_rows(model: type[models.Model], names: Sequence[str], rows: Iterable[tuple[int, dict[str, Any]]]) -> int:
     """UPDATE columns ``names`` of the rows given as ``(pk, values dict)``; returns rows sent."""
     fields = _columns(model, names)
@@ -183,19 +185,7 @@ def update_rows(model: type[models.Model], names: Sequence[str], rows: Iterable[
     sets = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)
     pk = connection.ops.quote_name(model._meta.pk.column)
     sql = f"UPDATE {table} SET {sets} WHERE {pk} = %s"  # noqa: S608 - names from model metadata
-    written = 0
-    with connection.cursor() as cur:
-        batch: list[tuple[Any, ...]] = []
-        for key, row in rows:
-            batch.append((*(to_db(row[name]) for name, to_db in conv), key))
-            if len(batch) >= BATCH:
-                cur.executemany(sql, batch)
-                written += len(batch)
-                batch = []
-        if batch:
-            cur.executemany(sql, batch)
-            written += len(batch)
-    return written
+    return _executemany(sql, ((*(to_db(row[name]) for name, to_db in conv), key) for key, row in rows))
 
 
 def delete_pks(model: type[models.Model], pks: Sequence[int]) -> int:

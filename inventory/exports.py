@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator
 from typing import Any
 
-from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
+from .models import TYPED_MODELS, Cluster, Device, KubeObject, Node
 
 
 class ClusterNotFound(LookupError):
@@ -26,7 +26,6 @@ def get_cluster(name: str) -> Cluster:
         raise ClusterNotFound(f"no cluster named {name!r} (known: {known})") from None
 
 
-TYPED_MODELS = {"Node": Node, "DeviceClass": DeviceClass, "ResourceSlice": ResourceSlice, "ResourceClaim": ResourceClaim, "Pod": Pod}
 
 
 def iter_cluster_objects(cluster: Cluster, kinds: Collection[str] | None = None) -> Iterator[dict[str, Any]]:
@@ -65,11 +64,7 @@ def cluster_objects(name: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
     Raises ``ClusterNotFound``. Scrapes are not stored; the dict is empty (latest values
     live on ``Device.metrics``).
     """
-    cluster = get_cluster(name)
-    objects: list[dict[str, Any]] = []
-    for model in (Node, DeviceClass, ResourceSlice, ResourceClaim, Pod, KubeObject):
-        objects.extend(model.objects.filter(cluster=cluster).values_list("raw", flat=True).iterator(chunk_size=2000))
-    return objects, {}
+    return list(iter_cluster_objects(get_cluster(name))), {}
 
 
 def _device_json(d: Device, holder: dict[int, dict[str, Any]]) -> dict[str, Any]:

@@ -351,3 +351,10 @@ class UnmatchedSeries(models.Model):
 
     def __str__(self) -> str:
         return f"{self.field}: {self.reason}"
+
+
+# The kinds stored in their own tables (every other kind is a KubeObject row), in the order a
+# sync writes them: classes before the slices they match, slices before claims allocated from them.
+TYPED_MODELS: dict[str, type[KubeObjectBase]] = {
+    "Node": Node, "DeviceClass": DeviceClass, "ResourceSlice": ResourceSlice, "ResourceClaim": ResourceClaim, "Pod": Pod,
+}  # fmt: skip

@@ -147,10 +147,13 @@ def object_uid(obj: dict[str, Any]) -> str:
     """
     meta = obj.get("metadata") or {}
     uid = meta.get("uid")
-    if isinstance(uid, str) and uid:
-        return uid
-    ns = meta.get("namespace") or ""
-    return f"{obj.get('kind')}/{ns}/{meta.get('name')}"
+    return identity(str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")), uid if isinstance(uid, str) else "")
+
+
+def identity(kind: str, namespace: str, name: str, uid: str) -> str:
+    """``uid``, or the stand-in ``kind/namespace/name`` when it is empty (``object_uid``, and
+    ``readitem.ReadItem`` from an item's identity read without decoding it)."""
+    return uid or f"{kind}/{namespace}/{name}"
 
 
 # Field order of ``Device``. ``parse_resource_slice`` fills a new instance's dict directly: the

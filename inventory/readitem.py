@@ -15,14 +15,9 @@ from typing import Any
 import msgspec
 
 from . import jsonlist
+from .parse import identity
 
 Prepare = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def identity(kind: str, namespace: str, name: str, uid: str) -> str:
-    """``metadata.uid``, or the stand-in ``kind/namespace/name`` for objects without one (as
-    ``parse.object_uid``), so uid-less dumps still reconcile by identity."""
-    return uid or f"{kind}/{namespace}/{name}"
 
 
 class ReadItem:

@@ -23,6 +23,7 @@ from . import cel, jsonlist, parse, rows
 from .bulk import delete_pks, insert_rows, update_rows
 from .kinds import BY_KIND
 from .models import (
+    TYPED_MODELS,
     AllocationResult,
     Cluster,
     Device,
@@ -79,12 +80,10 @@ class _KindState:
 
 # (object, its exact JSON text or None, identity) of one object to write.
 Item = tuple[dict[str, Any], "str | None", str]
-TYPED_MODELS = {"Node": Node, "DeviceClass": DeviceClass, "ResourceSlice": ResourceSlice, "ResourceClaim": ResourceClaim, "Pod": Pod}
 # Flush a kind's buffer at this many objects or this much text: bounds the memory a sync holds
 # (a 1,000-node fleet's slices are ~20 KiB of JSON each, five times that as Python objects).
 FLUSH_OBJECTS = 500
 FLUSH_TEXT = 2 << 20
-KIND_ORDER = ["Node", "DeviceClass", "ResourceSlice", "ResourceClaim", "Pod"]
 # Written before a batch of the kind: devices are matched against the DeviceClasses read so
 # far, and allocation results point at devices already stored.
 FLUSH_FIRST = {"ResourceSlice": ("DeviceClass",), "ResourceClaim": ("ResourceSlice",)}
@@ -249,17 +248,23 @@ class Reconcile:
         if created or updated:
             self.classes = self._classes()
 
-    def _slices(self, items: list[Item]) -> None:
+    def _parsed(self, items: list[Item], parse_one: Callable[[dict[str, Any]], Any]) -> tuple[list[Item], dict[int, Any]]:
+        """The items ``parse_one`` accepts and their records by index; each one it refuses
+        (``ValueError``) is an error of the read."""
         good: list[Item] = []
-        parsed: dict[int, parse.ResourceSlice] = {}
-        for obj, text, uid in items:
+        parsed: dict[int, Any] = {}
+        for item in items:
             try:
-                s = parse.parse_resource_slice(obj)
+                parsed[len(good)] = parse_one(item[0])
             except ValueError as exc:
                 self.errors.append(str(exc))
                 continue
-            parsed[len(good)] = s
-            good.append((obj, text, uid))
+            good.append(item)
+        return good, parsed
+
+    def _slices(self, items: list[Item]) -> None:
+        good, parsed = self._parsed(items, parse.parse_resource_slice)
+        for s in parsed.values():
             if s.node_name:
                 product = next((d.product_name for d in s.devices if d.product_name and d.driver == parse.GPU_DRIVER), "")
                 if not self.slice_nodes.get(s.node_name):
@@ -270,16 +275,7 @@ class Reconcile:
             self._sync_devices(changed, updated={pk for pk, _ in updated})
 
     def _claims(self, items: list[Item]) -> None:
-        good: list[Item] = []
-        parsed: dict[int, parse.ResourceClaim] = {}
-        for obj, text, uid in items:
-            try:
-                c = parse.parse_resource_claim(obj)
-            except ValueError as exc:
-                self.errors.append(str(exc))
-                continue
-            parsed[len(good)] = c
-            good.append((obj, text, uid))
+        good, parsed = self._parsed(items, parse.parse_resource_claim)
         created, updated = self._write("ResourceClaim", ResourceClaim, good, rows.claim_fields, parsed=parsed)
         self._claim_children([(pk, parsed[i]) for pk, i in created], [(pk, parsed[i]) for pk, i in updated])
 
@@ -490,7 +486,7 @@ class Reconcile:
             st.counts.deleted += len(gone)
 
     def finish(self, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:
-        for kind in [*KIND_ORDER, *sorted(k for k in self.buffers if k not in KIND_ORDER)]:
+        for kind in [*TYPED_MODELS, *sorted(k for k in self.buffers if k not in TYPED_MODELS)]:
             self.flush(kind)
         self._ensure_slice_nodes()
         self._resolve_allocations()

@@ -5,6 +5,13 @@ class InventoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "inventory"
 
+    def ready(self) -> None:
+        from django.db.backends.signals import connection_created
+
+        from .fields import text_json_loader
+
+        connection_created.connect(text_json_loader, dispatch_uid="inventory.text_json_loader")
+
     def after_sync(self, cluster, read) -> None:
         """Store DCGM values from snapshot scrapes (``*.prom``) on the devices."""
         if read.prom:

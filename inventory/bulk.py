@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from typing import Any
 
 import msgspec
-from django.db import connection, models, transaction
+from django.db import DataError, IntegrityError, connection, models, transaction
 
 BATCH = 2000
+# What storing a batch can raise for a value a row holds (not for a broken database).
+STORE_ERRORS = (DataError, IntegrityError, ValueError, UnicodeError, OverflowError)
 
 
 class RawJSON(str):
@@ -98,10 +102,18 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> in
     Raises ``ValueError`` for a key that is no column (before sending that batch), and
     Django's ``IntegrityError`` like the ORM would (e.g. a duplicate natural key).
     """
-    rows = iter(rows)
-    first = next(rows, None)
-    if first is None:
+    rows = list(rows)
+    if not rows:
         return 0
+    if connection.vendor == "postgresql":
+        return _copy(model, *_insert_plan(model, rows))
+    sql, _, _, values = _insert_plan(model, rows, copy=False)
+    return _executemany(sql, map(values, rows))
+
+
+def _insert_plan(model: type[models.Model], rows: list[dict[str, Any]], copy: bool = True) -> tuple[str, list[dict[str, Any]], set[str], Callable[[dict[str, Any]], tuple[Any, ...]]]:
+    """(COPY or INSERT statement, rows, column attnames, row -> values in statement order)."""
+    first = rows[0]
     fields = _columns(model)
     # Columns the first row names, then the others with their defaults converted once: rows
     # built by one function share their keys, so each row costs one pass over its own values.
@@ -133,11 +145,11 @@ def insert_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> in
     order = [*given, *rest]
     table = connection.ops.quote_name(model._meta.db_table)
     cols = ", ".join(connection.ops.quote_name(f.column) for f in order)
-    copy_sql = f"COPY {table} ({cols}) FROM STDIN"  # names from model metadata
-    insert_sql = f"INSERT INTO {table} ({cols}) VALUES ({', '.join(['%s'] * len(order))})"  # noqa: S608
-    if connection.vendor == "postgresql":
-        return _copy(model, copy_sql, [first, *rows], {f.attname for f in fields}, values)
-    return _executemany(insert_sql, map(values, itertools.chain((first,), rows)))
+    if copy:
+        sql = f"COPY {table} ({cols}) FROM STDIN"  # names from model metadata
+    else:
+        sql = f"INSERT INTO {table} ({cols}) VALUES ({', '.join(['%s'] * len(order))})"  # noqa: S608
+    return sql, rows, {f.attname for f in fields}, values
 
 
 def _executemany(sql: str, params: Iterable[tuple[Any, ...]]) -> int:
@@ -161,18 +173,110 @@ def _batches(params: Iterable[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]
 
 def _copy(model: type[models.Model], sql: str, rows: list[dict[str, Any]], columns: set[str],
           values: Callable[[dict[str, Any]], tuple[Any, ...]]) -> int:
-    """COPY ``rows`` in one stream: the server stores rows while the next ones are converted,
-    several times faster than INSERTs. Unknown keys are refused before anything is sent; a
-    savepoint keeps the caller's transaction usable if a row still fails mid-stream, and
-    driver errors become Django's (``IntegrityError``...), as from the ORM."""
+    """COPY ``rows`` in one stream and wait for the server to store them (``_open_copy``)."""
+    with _open_copy(model, sql, rows, columns, values):  # closing it ends the COPY
+        pass
+    return len(rows)
+
+
+def _open_copy(model: type[models.Model], sql: str, rows: list[dict[str, Any]], columns: set[str],
+               values: Callable[[dict[str, Any]], tuple[Any, ...]]) -> ExitStack:
+    """Send ``rows`` in one COPY stream and return it still open: closing the returned stack
+    ends the COPY and raises what the server refused. COPY is several times faster than
+    INSERTs, and the server stores rows while the next ones are converted. Unknown keys are
+    refused before anything is sent; a savepoint keeps the caller's transaction usable if a row
+    fails, and driver errors become Django's (``IntegrityError``...), as from the ORM."""
     for row in rows:
         if not row.keys() <= columns:
             raise ValueError(f"{model.__name__} has no column(s) {sorted(set(row) - columns)}")
-    with transaction.atomic(), connection.wrap_database_errors, connection.cursor() as cur:
-        with cur.cursor.copy(sql) as copy:
-            for row in rows:
-                copy.write_row(values(row))
-    return len(rows)
+    stack = ExitStack()
+    try:
+        stack.enter_context(transaction.atomic())
+        stack.enter_context(connection.wrap_database_errors)
+        cur = stack.enter_context(connection.cursor())
+        copy = stack.enter_context(cur.cursor.copy(sql))
+        for row in rows:
+            copy.write_row(values(row))
+    except BaseException:
+        # End the COPY (CopyFail) and roll the savepoint back, raising Django's error if the
+        # driver's was converted on the way out.
+        if not stack.__exit__(*sys.exc_info()):
+            raise
+    return stack
+
+
+class DeferredInserts:
+    """Inserts whose end is awaited only when the connection is next needed.
+
+    On PostgreSQL, ``insert`` sends a batch's rows in a COPY and returns without waiting for
+    the server to store them; the COPY is ended just before the next query on the connection
+    (an ``execute_wrapper``), or by ``settle``, or when the block ends. The server (its own
+    process) stores one batch while this one prepares the next. Elsewhere ``insert`` writes at
+    once. Use as a context manager inside the caller's transaction; outside one, inserts are
+    not deferred. At most one insert is open at a time.
+    """
+
+    def __init__(self) -> None:
+        self._open: tuple[ExitStack, Callable[[Exception | None], None]] | None = None
+        self._hook: Any = None
+
+    def __enter__(self) -> DeferredInserts:
+        if connection.vendor == "postgresql":
+            self._hook = connection.execute_wrapper(self._before_query)
+            self._hook.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is None:
+                self.settle()
+            elif self._open is not None:
+                stack, _ = self._open
+                self._open = None
+                stack.__exit__(exc_type, exc, tb)  # CopyFail and savepoint rollback
+        finally:
+            if self._hook is not None:
+                self._hook.__exit__(exc_type, exc, tb)
+                self._hook = None
+
+    def _before_query(self, execute, sql, params, many, context):
+        self.settle()
+        return execute(sql, params, many, context)
+
+    def insert(self, model: type[models.Model], rows: list[dict[str, Any]], done: Callable[[Exception | None], None]) -> None:
+        """Insert ``rows`` (as ``insert_rows``) in a savepoint; ``done(None)`` runs once they
+        are stored, ``done(error)`` when the batch could not be (nothing of it is stored):
+        one of ``STORE_ERRORS``. Other errors propagate (from ``insert``, ``settle`` or any
+        later query)."""
+        self.settle()
+        if self._hook is None or not rows:
+            try:
+                with transaction.atomic():
+                    insert_rows(model, rows)
+            except STORE_ERRORS as exc:
+                done(exc)
+            else:
+                done(None)
+            return
+        try:
+            stack = _open_copy(model, *_insert_plan(model, rows))
+        except STORE_ERRORS as exc:
+            done(exc)
+            return
+        self._open = (stack, done)
+
+    def settle(self) -> None:
+        """End the open insert, if any, and run its ``done``."""
+        if self._open is None:
+            return
+        stack, done = self._open
+        self._open = None  # done() may query: this hook must let those through
+        try:
+            stack.close()
+        except STORE_ERRORS as exc:
+            done(exc)
+        else:
+            done(None)
 
 
 def update_rows(model: type[models.Model], names: Sequence[str], rows: Iterable[tuple[int, dict[str, Any]]]) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from django.db import models
 from django.urls import reverse
 
+from .fields import JSONTextField
+
 
 class BadgeChoices(models.TextChoices):
     """TextChoices whose members carry a badge colour, so templates never branch on strings."""
@@ -98,7 +100,7 @@ class KubeObjectBase(models.Model):
     uid = models.CharField(max_length=253)
     name = models.CharField(max_length=253)
     resource_version = models.CharField(max_length=64, blank=True)
-    raw = models.JSONField(default=dict)
+    raw = JSONTextField(default=dict)
 
     class Meta:
         abstract = True
@@ -200,8 +202,8 @@ class Device(models.Model):
     pci_bus_id = models.CharField(max_length=64, blank=True)
     memory_bytes = models.BigIntegerField(null=True, blank=True)
     device_classes = models.JSONField(default=list)
-    attributes = models.JSONField(default=dict)
-    capacity = models.JSONField(default=dict)
+    attributes = JSONTextField(default=dict)
+    capacity = JSONTextField(default=dict)
     metrics = models.JSONField(default=dict)
     metrics_at = models.DateTimeField(null=True, blank=True)
     metrics_pod = models.CharField(max_length=512, blank=True)
@@ -330,6 +332,8 @@ class KubeObject(KubeObjectBase):
     kind = models.CharField(max_length=128)
     api_version = models.CharField(max_length=253)
     namespace = models.CharField(max_length=253, blank=True)
+    # jsonb: Events are searched by involvedObject / regarding name (claims.views).
+    raw = models.JSONField(default=dict)
 
     class Meta:
         ordering = ["kind", "namespace", "name"]

@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import DataError, IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Q
 
 from . import cel, jsonlist, parse, rows
-from .bulk import delete_pks, insert_rows, update_rows
+from .bulk import STORE_ERRORS, DeferredInserts, delete_pks, insert_rows, update_rows
 from .kinds import BY_KIND
 from .models import (
     TYPED_MODELS,
@@ -41,8 +41,6 @@ from .readitem import ReadItem
 from .sources import ReadResult
 
 BULK = 1000
-# What storing one object's rows can raise for a value it holds (not for a broken database).
-STORE_ERRORS = (DataError, IntegrityError, ValueError, UnicodeError, OverflowError)
 
 
 @dataclass
@@ -94,8 +92,10 @@ class Reconcile:
     and everything that needs the whole read (deletes, class matching against the final
     DeviceClasses, allocations to devices read later, node summaries) runs in ``finish``."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, later: DeferredInserts | None = None) -> None:
         self.cluster = cluster
+        # Batches without child rows are stored while the next ones are prepared (PostgreSQL).
+        self.later = later or DeferredInserts()
         self.errors: list[str] = []
         self.counts: dict[str, KindCounts] = defaultdict(KindCounts)
         self.kinds: dict[str, _KindState] = {}
@@ -173,24 +173,35 @@ class Reconcile:
         savepoint. When the batch cannot be stored (a value the database refuses: a number out
         of range, text it cannot encode), store it row by row and report each row that cannot
         be, named by ``describe(row)``, instead of failing the sync. Returns their indexes."""
-        def write(part: list[Any]) -> None:
-            with transaction.atomic():
-                if update is None:
-                    insert_rows(model, part)
-                else:
-                    update_rows(model, update, part)
-
         if not batch:
             return set()
         try:
-            write(batch)
+            with transaction.atomic():
+                if update is None:
+                    insert_rows(model, batch)
+                else:
+                    update_rows(model, update, batch)
             return set()
         except STORE_ERRORS:
-            pass
+            return self._store_one_by_one(model, batch, describe, update)
+
+    def _store_later(self, model: type, batch: list[dict[str, Any]], describe: Callable[[Any], str], then: Callable[[set[int]], None]) -> None:
+        """Insert ``batch`` as ``_store`` does, its end awaited only when the connection is next
+        needed (``bulk.DeferredInserts``); ``then(indexes of rows not stored)`` runs after."""
+        def done(exc: Exception | None) -> None:
+            then(set() if exc is None else self._store_one_by_one(model, batch, describe))
+
+        self.later.insert(model, batch, done)
+
+    def _store_one_by_one(self, model: type, batch: list[Any], describe: Callable[[Any], str], update: list[str] | None = None) -> set[int]:
         failed: set[int] = set()
         for i, row in enumerate(batch):
             try:
-                write([row])
+                with transaction.atomic():
+                    if update is None:
+                        insert_rows(model, [row])
+                    else:
+                        update_rows(model, update, [row])
             except STORE_ERRORS as exc:
                 failed.add(i)
                 reason = (str(exc).splitlines() or [""])[0][:200]
@@ -217,24 +228,35 @@ class Reconcile:
         def describe(row: dict[str, Any]) -> str:
             return f"{kind} {row.get('namespace') or ''}{'/' if row.get('namespace') else ''}{row.get('name')}"
 
-        failed = self._store(model, [row for _, _, row in create], describe)
-        create = [c for n, c in enumerate(create) if n not in failed]
         failed = self._store(model, [(pk, row) for pk, _, row in update], lambda pr: describe(pr[1]),
                              update=[k for k in update[0][2] if k != "cluster_id"] if update else [])
         update = [u for n, u in enumerate(update) if n not in failed]
+        st.counts.updated += len(update)
         created: list[tuple[int, int]] = []
+        rv = [str(rows.meta(obj).get("resourceVersion") or "") for obj, _, _ in items]
+        if parsed is None:
+            # No child rows: nothing needs the new rows' pks, so the batch is stored while the
+            # next one is prepared. ``existing`` learns each uid with pk 0 (stored, pk unread).
+            def stored(failed: set[int]) -> None:
+                kept = [c for n, c in enumerate(create) if n not in failed]
+                for uid, i, _ in kept:
+                    existing[uid] = (0, rv[i])
+                st.counts.created += len(kept)
+
+            self._store_later(model, [row for _, _, row in create], describe, stored)
+            return [(0, i) for _, i, _ in create], [(pk, i) for pk, i, _ in update]
+        failed = self._store(model, [row for _, _, row in create], describe)
+        create = [c for n, c in enumerate(create) if n not in failed]
         if create:
             pk_of: dict[str, int] = {}
-            if parsed is not None:
-                qs = model.objects.filter(Q(cluster=self.cluster) & (extra or Q()))
-                for uids in _chunks([uid for uid, _, _ in create]):
-                    pk_of.update(qs.filter(uid__in=uids).values_list("uid", "pk"))
+            qs = model.objects.filter(Q(cluster=self.cluster) & (extra or Q()))
+            for uids in _chunks([uid for uid, _, _ in create]):
+                pk_of.update(qs.filter(uid__in=uids).values_list("uid", "pk"))
             for uid, i, _ in create:
                 pk = pk_of.get(uid, 0)
-                existing[uid] = (pk, str(rows.meta(items[i][0]).get("resourceVersion") or ""))
+                existing[uid] = (pk, rv[i])
                 created.append((pk, i))
         st.counts.created += len(create)
-        st.counts.updated += len(update)
         return created, [(pk, i) for pk, i, _ in update]
 
     def _nodes(self, items: list[Item]) -> None:
@@ -362,19 +384,21 @@ class Reconcile:
         def device(row: dict[str, Any]) -> str:
             return f"device {row.get('driver', '?')}/{row.get('pool', '?')}/{row.get('name', '?')}"
 
-        failed = self._store(Device, create, device)
-        incomplete.update(create[n]["slice_id"] for n in failed)
-        create = [r for n, r in enumerate(create) if n not in failed]
         failed = self._store(Device, update, lambda pr: device(pr[1]), update=rows.DEVICE_FIELDS)
         incomplete.update(update[n][1]["slice_id"] for n in failed)
-        update = [u for n, u in enumerate(update) if n not in failed]
-        update_rows(ResourceSlice, ["resource_version"], [(pk, {"resource_version": ""}) for pk in sorted(incomplete)])
         counts.seen += len(wanted)
-        counts.created += len(create)
-        counts.updated += len(update)
+        counts.updated += len(update) - len(failed)
         counts.deleted += len(existing)
         if create or update or existing:
             self.devices_moved = True
+
+        def stored(failed: set[int]) -> None:
+            # The new devices are stored while the next slices are parsed (PostgreSQL).
+            incomplete.update(create[n]["slice_id"] for n in failed)
+            counts.created += len(create) - len(failed)
+            update_rows(ResourceSlice, ["resource_version"], [(pk, {"resource_version": ""}) for pk in sorted(incomplete)])
+
+        self._store_later(Device, create, device, stored)
 
     def _reclassify(self) -> None:
         """Match devices again where the DeviceClasses they were matched with are not the final
@@ -488,6 +512,7 @@ class Reconcile:
     def finish(self, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:
         for kind in [*TYPED_MODELS, *sorted(k for k in self.buffers if k not in TYPED_MODELS)]:
             self.flush(kind)
+        self.later.settle()
         self._ensure_slice_nodes()
         self._resolve_allocations()
         errors = [*read.errors, *self.errors]

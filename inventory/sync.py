@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import queries
+from .bulk import DeferredInserts
 from .models import Cluster, SyncRun, SyncStatus
 from .reconcile import Reconcile
 from .sources import ReadResult, Source, SourceError
@@ -41,8 +42,9 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
     # Frozen objects are left out of those passes (about a tenth of a full sync's time).
     gc.freeze()
     try:
-        with transaction.atomic():
-            rec = Reconcile(cluster)
+        # Inserts end inside the transaction (DeferredInserts exits first).
+        with transaction.atomic(), DeferredInserts() as later:
+            rec = Reconcile(cluster, later)
             for item in read.items():
                 rec.add(item)
             return rec.finish(read)

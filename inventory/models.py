@@ -11,7 +11,9 @@ from __future__ import annotations
 from django.db import models
 from django.urls import reverse
 
+from . import parse
 from .fields import JSONTextField
+from .normalize import normalize
 
 
 class BadgeChoices(models.TextChoices):
@@ -181,7 +183,9 @@ class Device(models.Model):
     DeviceClasses whose CEL selectors this device matches. ``type``: the driver's ``type``
     attribute when it is ``gpu`` or ``mig``, else ``other`` (``type_raw`` keeps the value).
     Latest DCGM values (``metrics``) are keyed by DCGM field name, e.g.
-    ``{"DCGM_FI_DEV_GPU_TEMP": 30.0}`` in the field's own unit.
+    ``{"DCGM_FI_DEV_GPU_TEMP": 30.0}`` in the field's own unit. The full attribute map is not
+    copied here: it is in the slice's ``raw`` (``published()``), and a second copy was a fifth
+    of what a full sync writes.
     """
 
     # Indexed through the natural key (cluster, driver, pool, name), which leads with it.
@@ -202,7 +206,6 @@ class Device(models.Model):
     pci_bus_id = models.CharField(max_length=64, blank=True)
     memory_bytes = models.BigIntegerField(null=True, blank=True)
     device_classes = models.JSONField(default=list)
-    attributes = JSONTextField(default=dict)
     capacity = JSONTextField(default=dict)
     metrics = models.JSONField(default=dict)
     metrics_at = models.DateTimeField(null=True, blank=True)
@@ -225,6 +228,16 @@ class Device(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("inventory:device", args=[self.pk])
+
+    def published(self) -> parse.Device | None:
+        """This device as its ResourceSlice's stored ``raw`` lists it (every attribute, keys
+        qualified with the driver's domain; capacity), or None when that slice no longer
+        does or cannot be read. Loads the slice (one query unless it was selected)."""
+        try:
+            spec = parse.parse_resource_slice(normalize(self.slice.raw))
+        except ValueError:  # includes UnknownAPIVersion
+            return None
+        return next((d for d in spec.devices if d.name == self.name), None)
 
 
 class ClaimState(BadgeChoices):

@@ -129,7 +129,6 @@ def device_fields(d: parse.Device, classes: list[str]) -> dict[str, Any]:
         "pci_bus_id": d.pci_bus_id or "",
         "memory_bytes": d.memory_bytes,
         "device_classes": classes,
-        "attributes": d.attributes,
         "capacity": d.capacity,
     }
 
@@ -138,11 +137,13 @@ DEVICE_FIELDS = ["slice_id", *device_fields(parse.Device("", "", "", None, "", "
 
 
 def device_from_row(dev: Device, slice_name: str | None = None) -> parse.Device:
+    """The stored row as a ``parse.Device`` with its typed fields and capacity; ``attributes``
+    is empty (not stored on the row: ``Device.published()`` reads them from the slice)."""
     return parse.Device(
         driver=dev.driver, pool=dev.pool, name=dev.name, node_name=dev.node_name or None,
         slice_name=dev.slice.name if slice_name is None else slice_name, type=dev.type_raw or dev.type, uuid=dev.uuid or None,
         parent_uuid=dev.parent_uuid or None, product_name=dev.product_name or None,
         profile=dev.profile or None, architecture=dev.architecture or None,
         driver_version=dev.driver_version or None, pci_bus_id=dev.pci_bus_id or None,
-        memory_bytes=dev.memory_bytes, attributes=dev.attributes, capacity=dev.capacity,
+        memory_bytes=dev.memory_bytes, attributes={}, capacity=dev.capacity,
     )  # fmt: skip

@@ -83,7 +83,7 @@ def value_rows(metrics: dict[str, float]) -> list[dict[str, Any]]:
 
 
 def _device(pk: int) -> Device:
-    return get_object_or_404(Device.objects.select_related("cluster").defer("attributes", "capacity"), pk=pk)
+    return get_object_or_404(Device.objects.select_related("cluster").defer("capacity"), pk=pk)
 
 
 def index(request):

@@ -52,7 +52,7 @@ def node_list(request):
 
 def node_detail(request, cluster_name: str, name: str):
     node = get_object_or_404(Node.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
-    devices = list(Device.objects.filter(cluster=node.cluster, node_name=node.name).defer("attributes"))
+    devices = list(Device.objects.filter(cluster=node.cluster, node_name=node.name))
     queries.attach_holders(node.cluster_id, devices)
     gpus, others = queries.gpu_tree(devices)
     slices = ResourceSlice.objects.filter(cluster=node.cluster, node_name=node.name).defer("raw")
@@ -69,7 +69,7 @@ def node_detail(request, cluster_name: str, name: str):
 
 @vary_on_headers("HX-Request")
 def device_list(request):
-    qs = Device.objects.select_related("cluster").defer("attributes", "capacity")
+    qs = Device.objects.select_related("cluster").defer("capacity")
     f = DeviceFilter(request.GET, queryset=qs)
     page = Paginator(filtered(f).order_by("cluster__name", "node_name", "driver", "name"), PAGE_SIZE).get_page(request.GET.get("page"))
     devices = list(page.object_list)
@@ -95,5 +95,9 @@ def device_detail(request, pk: int):
     siblings = None
     if device.parent_uuid and not parent:
         siblings = list(Device.objects.filter(cluster=device.cluster, parent_uuid=device.parent_uuid).exclude(pk=device.pk))
-    ctx = {"device": device, "parent": parent, "children": children, "siblings": siblings}
+    published = device.published()
+    ctx = {
+        "device": device, "parent": parent, "children": children, "siblings": siblings,
+        "attributes": published.attributes if published else None,
+    }  # fmt: skip
     return render(request, "inventory/device_detail.html", ctx)

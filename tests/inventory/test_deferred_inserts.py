@@ -105,3 +105,31 @@ def test_a_pod_the_database_refuses_fails_only_itself(tmp_path, cluster):
     else:
         assert run.status == "ok" and len(stored) == 6
     assert run.counts["Pod"]["created"] == len(stored)
+
+
+def test_a_slice_the_database_refuses_takes_its_devices_with_it_and_nothing_else(tmp_path, cluster):
+    # A nodeName longer than the column (253) is refused by PostgreSQL when the slices' COPY
+    # ends, after their devices were built with the keys the slices were given; those devices
+    # are then not stored (no foreign-key failure, no error per device). SQLite keeps it.
+    slices = load_path(H100_SLICES).objects
+    odd = copy.deepcopy(slices)
+    bad = next(s for s in odd if s["spec"]["driver"] == "gpu.nvidia.com")
+    bad["spec"]["nodeName"] = "n" * 300
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": odd}))
+    run = sync_cluster(cluster, SnapshotSource(path))
+    total = sum(len(s["spec"].get("devices") or []) for s in slices)
+    if connection.vendor == "postgresql":
+        assert run.status == "partial"
+        assert [e for e in run.errors if "cannot be stored" in e] == [
+            e for e in run.errors if e.startswith(f"ResourceSlice {bad['metadata']['name']}: cannot be stored")
+        ] and len(run.errors) == 1, run.errors
+        assert not ResourceSlice.objects.filter(cluster=cluster, name=bad["metadata"]["name"]).exists()
+        assert Device.objects.filter(cluster=cluster).count() == total - len(bad["spec"]["devices"])
+        assert run.counts["ResourceSlice"]["created"] == len(slices) - 1
+    else:
+        assert run.status == "ok", run.errors
+        assert Device.objects.filter(cluster=cluster).count() == total
+    assert run.counts["Device"]["created"] == Device.objects.filter(cluster=cluster).count()
+    # Every stored device points at a stored slice of this cluster.
+    assert not Device.objects.filter(cluster=cluster).exclude(slice__cluster=cluster).exists()

@@ -99,6 +99,8 @@ class Reconcile:
         # Batches without child rows are stored while the next ones are prepared (PostgreSQL).
         self.later = later or DeferredInserts()
         self.unstored: dict[str, set[int]] = defaultdict(set)  # kind -> keys given to rows not stored
+        self.had_devices: bool | None = None  # the cluster held devices when the sync began
+        self.pools_written: set[tuple[str, str]] = set()  # (driver, pool) of devices written
         self.errors: list[str] = []
         self.counts: dict[str, KindCounts] = defaultdict(KindCounts)
         self.kinds: dict[str, _KindState] = {}
@@ -387,8 +389,17 @@ class Reconcile:
         for pks in _chunks(sorted(updated)):  # a slice created just now has no devices yet
             for pk, drv, pool, name in Device.objects.filter(slice_id__in=pks).values_list("pk", "driver", "pool", "name"):
                 existing[(drv, pool, name)] = pk
+        # New devices another slice already holds. Only pools with stored devices can hold one:
+        # in a cluster that had none when the sync began, the pools written since (usually
+        # none: a pool is one node's slice), which spares a full sync these queries.
+        pools = {k[:2] for k in wanted if k not in existing}
+        if self.had_devices is None:
+            self.had_devices = Device.objects.filter(cluster=self.cluster).exists()
+        if not self.had_devices:
+            pools &= self.pools_written
+        self.pools_written.update(k[:2] for k in wanted)
         elsewhere: set[tuple[str, str, str]] = set()
-        for drv, pool, name, slice_id in self._devices_in_pools({k[:2] for k in wanted if k not in existing}, "slice_id"):
+        for drv, pool, name, slice_id in self._devices_in_pools(pools, "slice_id"):
             if slice_id not in slice_pks:
                 elsewhere.add((drv, pool, name))
         create: list[dict[str, Any]] = []

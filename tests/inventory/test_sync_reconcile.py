@@ -134,3 +134,16 @@ def test_a_device_name_longer_than_a_dns_label_rejects_its_slice(cluster):
     _, errors = apply_read(cluster, _read(objs))
     assert any("is not a DNS label" in e for e in errors)
     assert ResourceSlice.objects.count() == 0
+
+
+def test_devices_belong_to_their_slices_cluster_and_go_with_it(cluster):
+    # Device.cluster is a copy of its slice's cluster that the database does not check itself.
+    other = Cluster.objects.create(name="c2")
+    apply_read(cluster, _read(_slices()))
+    apply_read(other, _read(_slices()))
+    for c in (cluster, other):
+        assert Device.objects.filter(cluster=c).count() == Device.objects.filter(slice__cluster=c).count() > 0
+    kept = Device.objects.filter(cluster=other).count()
+    cluster.delete()
+    assert not Device.objects.filter(cluster_id=cluster.pk).exists()
+    assert Device.objects.count() == kept

@@ -123,6 +123,25 @@ def test_a_device_published_twice_is_reported_on_every_sync_while_it_lasts(tmp_p
     assert run.status == "ok", run.errors
 
 
+def test_a_device_published_again_in_a_later_batch_of_a_first_sync_is_kept_once(tmp_path, monkeypatch):
+    # One slice per batch, into an empty cluster: the twin's devices are found among those the
+    # same sync stored from an earlier batch.
+    from inventory import reconcile
+
+    monkeypatch.setattr(reconcile, "FLUSH_OBJECTS", 1)
+    slices = copy.deepcopy(_slices())
+    twin = copy.deepcopy(slices[1])
+    twin["metadata"].update(name=twin["metadata"]["name"] + "-twin", uid="0f0f0f0f-0000-4000-8000-00000000abce")
+    cluster = Cluster.objects.create(name="twice-later", source_kind=SourceKind.SNAPSHOT)
+    run = sync_cluster(cluster, SnapshotSource(_write_list(tmp_path / "s.json", [*slices, twin])))
+    assert run.status == "partial"
+    reported = [e for e in run.errors if "also published by another slice" in e]
+    assert len(reported) == len(twin["spec"]["devices"]), run.errors
+    total = sum(len(s["spec"].get("devices") or []) for s in slices)
+    assert Device.objects.filter(cluster=cluster).count() == total
+    assert not Device.objects.filter(cluster=cluster, slice__name=twin["metadata"]["name"]).exists()
+
+
 def test_a_bom_before_a_json_file_is_accepted(tmp_path):
     path = tmp_path / "s.json"
     path.write_bytes(codecs.BOM_UTF8 + json.dumps({"apiVersion": "v1", "kind": "List", "items": _slices()}).encode())

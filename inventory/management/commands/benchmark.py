@@ -94,6 +94,8 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--keep", action="store_true", help="keep the benchmark clusters")
         parser.add_argument("--repeat", type=int, default=3, help="full syncs timed per size (best is kept)")
+        parser.add_argument("--skip-rss", action="store_true",
+                            help="leave out the peak-RSS figures (fresh processes on the configured database)")
         # Internal: the child process whose memory is measured (reconcile only, no analyses).
         parser.add_argument("--rss-child", nargs=2, metavar=("PATH", "CLUSTER"), help=argparse.SUPPRESS)
 
@@ -110,6 +112,7 @@ class Command(BaseCommand):
             self.stdout.write(run.status)
             return
         self.repeat = max(1, opts["repeat"])
+        self.skip_rss = opts["skip_rss"]
         db = connection.vendor
         self.stdout.write(f"database={db}")
         for n in opts["nodes"]:
@@ -144,7 +147,7 @@ class Command(BaseCommand):
         # holds what a worker holds (the 1 % change below is made from the file).
         del objects
         gc.collect()
-        for figure, command in (
+        for figure, command in () if self.skip_rss else (
             ("peak_rss_reconcile", lambda p, c: ["benchmark", "--rss-child", str(p), c]),
             ("peak_rss_with_analyses", lambda p, c: ["sync_cluster", "--snapshot", str(p), "--cluster", c]),
         ):

@@ -16,7 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from claims.diagnosis.state import _event as parse_event
 from inventory.filters import filtered
-from inventory.htmx import partial_template
+from inventory.htmx import render_live
 from inventory.models import AllocationResult, ClaimState, KubeObject, Pod, Reservation, ResourceClaim, SourceKind
 
 from .filters import ClaimFilter, StuckFilter
@@ -51,7 +51,7 @@ def stuck(request):
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"filter": f, "page": page, "findings": findings, "params": params.urlencode()}
-    return render(request, partial_template(request, "claims/stuck.html", "table"), ctx)
+    return render_live(request, "claims/stuck.html", "table", ctx)
 
 
 @vary_on_headers("HX-Request")
@@ -75,7 +75,7 @@ def claim_list(request):
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"filter": f, "page": page, "claims": claims, "params": params.urlencode()}
-    return render(request, partial_template(request, "claims/claim_list.html", "table"), ctx)
+    return render_live(request, "claims/claim_list.html", "table", ctx)
 
 
 def _events(claim: ResourceClaim, pod_names: set[str]) -> list:

@@ -13,7 +13,7 @@ from django.utils.dateparse import parse_datetime
 
 from . import parse
 from .bulk import RawJSON
-from .models import Device, DeviceType
+from .models import DeviceType
 
 
 def _dt(value: Any):
@@ -134,16 +134,3 @@ def device_fields(d: parse.Device, classes: list[str]) -> dict[str, Any]:
 
 
 DEVICE_FIELDS = ["slice_id", *device_fields(parse.Device("", "", "", None, "", "", *[None] * 8), [])]
-
-
-def device_from_row(dev: Device, slice_name: str | None = None) -> parse.Device:
-    """The stored row as a ``parse.Device`` with its typed fields and capacity; ``attributes``
-    is empty (not stored on the row: ``Device.published()`` reads them from the slice)."""
-    return parse.Device(
-        driver=dev.driver, pool=dev.pool, name=dev.name, node_name=dev.node_name or None,
-        slice_name=dev.slice.name if slice_name is None else slice_name, type=dev.type_raw or dev.type, uuid=dev.uuid or None,
-        parent_uuid=dev.parent_uuid or None, product_name=dev.product_name or None,
-        profile=dev.profile or None, architecture=dev.architecture or None,
-        driver_version=dev.driver_version or None, pci_bus_id=dev.pci_bus_id or None,
-        memory_bytes=dev.memory_bytes, attributes={}, capacity=dev.capacity,
-    )  # fmt: skip

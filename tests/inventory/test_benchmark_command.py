@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 FIGURES = (
     "payload", "objects", "devices", "floor", "full_sync", "full_sync_over_floor", "after_sync_hooks",
     "full_sync_status", "resync_nochange", "resync_nochange_over_full", "resync_nochange_hooks",
-    "resync_1pct_claims", "resync_1pct_hooks",
+    "resync_1pct_claims", "resync_1pct_hooks", "store_dcgm_values",
 )  # fmt: skip
 PAGES = ("overview", "node_list", "node_page", "claims_list", "claim_page", "stuck_queue")
 

@@ -6,6 +6,7 @@ Prints one line per figure (``name value unit``), for each fleet size asked:
   after-sync work (telemetry, diagnosis, readiness) that follows it; ratios to the floor;
 - ``resync_nochange`` and ``resync_1pct``: re-sync of the same payload, and after 1% of
   claims changed (``fleet.mutate_claims``);
+- ``store_dcgm_values``: storing one scrape's values for every whole GPU (``poll_metrics``);
 - ``peak_rss_reconcile`` and ``peak_rss_with_analyses``: peak resident memory of a fresh
   process doing one full sync without and with the after-sync analyses, and what it adds to
   the same process syncing only the DeviceClasses (Django, every import, no fleet), vs payload;
@@ -34,11 +35,13 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.urls import reverse
 
+from inventory.dcgm import DcgmSample
 from inventory.fleet import generate_fleet, mutate_claims
-from inventory.models import Cluster, Node, ResourceClaim, SourceKind
+from inventory.models import Cluster, Device, Node, ResourceClaim, SourceKind
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster
 from inventory.tasks import after_read_hooks
+from inventory.telemetry import store_samples
 
 
 def _write(objects, path: Path) -> int:
@@ -192,9 +195,24 @@ class Command(BaseCommand):
         self.emit(n, "resync_1pct_claims", one, "s")
         self.emit(n, "resync_1pct_hooks", one_hooks, "s")
 
+        self.metrics_poll(n, cluster)
         self.pages(n, cluster)
         if not keep:
             Cluster.objects.filter(pk=cluster.pk).delete()
+
+    def metrics_poll(self, n: int, cluster: Cluster) -> None:
+        """Time to store one scrape's values for every whole GPU (three DCGM fields each), as
+        ``poll_metrics`` does every 30 s: the join to devices and the write."""
+        gpus = Device.objects.filter(cluster=cluster, type="gpu").exclude(uuid="").values_list("uuid", "node_name")
+        samples = [
+            DcgmSample(field=f, value=v, uuid=uuid, gpu_index=None, hostname=node, gpu_instance_id=None,
+                       mig_profile=None, pod=None, namespace=None, container=None, labels={"UUID": uuid}, timestamp=None)
+            for uuid, node in gpus
+            for f, v in (("DCGM_FI_DEV_GPU_UTIL", 87.0), ("DCGM_FI_DEV_GPU_TEMP", 61.0), ("DCGM_FI_DEV_POWER_USAGE", 512.5))
+        ]  # fmt: skip
+        t0 = time.perf_counter()
+        got = store_samples(cluster, samples)
+        self.emit(n, "store_dcgm_values", time.perf_counter() - t0, f"s ({got['matched_devices']} GPUs, {len(samples)} samples)")
 
     def pages(self, n: int, cluster: Cluster) -> None:
         # Server time of the views themselves: static URLs without a collectstatic manifest.

@@ -1,8 +1,9 @@
 """Plotly figures and heatmap colours for DCGM telemetry.
 
 Pure: no Django, no clock, no network. Inputs are ``inventory.prometheus.range_series`` results
-(``[(labels incl. __name__, [(unix_s, value), ...]), ...]``) already narrowed to one device, and
-the window the caller chose; outputs are ``plotly.graph_objects.Figure`` objects (callers send
+(``[(labels incl. __name__, [(unix_s, value), ...]), ...]``) already narrowed to one device
+(``device_figure``) or of the GPUs of one node with that node's devices (``node_figure``, which
+attributes them with the DCGM join), and the window the caller chose; outputs are ``plotly.graph_objects.Figure`` objects (callers send
 ``fig.to_json()`` to the browser, which draws it with ``Plotly.newPlot``) or plain numbers.
 
 Units follow dcgm-exporter's counter table (``inventory.dcgm.METRICS``): utilization percent,
@@ -17,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 import plotly.graph_objects as go
+from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from inventory.dcgm import join_samples, sample_from_labels
@@ -39,6 +41,13 @@ DEFAULT_WINDOW = "1h"
 #: Points per series a chart aims at: enough to show a 20 s load step in a 1 h window
 #: (5 s step), far below Prometheus's 11,000-points-per-series limit for 7 d.
 TARGET_POINTS = 720
+
+#: Fields the node chart asks Prometheus for (one range query for all of a node's GPUs).
+NODE_FIELDS: tuple[str, ...] = (GPU_UTIL, GR_ACTIVE, POWER)
+#: Physical GPUs one node chart queries and draws at most (nodes have 8 or fewer, typically).
+NODE_CHART_GPUS = 16
+# Fixed colours (never from cluster text); a device's utilization and power lines share one.
+_PALETTE: tuple[str, ...] = tuple(qualitative.Dark24)
 
 Series = Sequence[tuple[Mapping[str, str], Sequence[tuple[float, float]]]]
 
@@ -180,6 +189,112 @@ def device_figure(series: Series, *, start: datetime, end: datetime, title: str 
     fig.update_yaxes(range=[0, 105], row=1, col=1)
     fig.update_layout(
         title=title or None, height=720, margin={"l": 50, "r": 20, "t": 50, "b": 30},
+        legend={"orientation": "h"}, template="plotly_white",
+    )  # fmt: skip
+    return fig
+
+
+def _merge(into: dict[float, float], points: Sequence[tuple[float, float]]) -> None:
+    for ts, v in points:
+        into[ts] = v
+
+
+def device_label(device: Device) -> str:
+    """Legend name of a device: its slice name, plus ``(profile)`` for a MIG instance."""
+    return f"{device.name} ({device.profile})" if device.parent_uuid and device.profile else device.name
+
+
+def node_figure(series: Series, devices: Sequence[Device], *, start: datetime, end: datetime, title: str = "") -> go.Figure:
+    """Two stacked charts sharing the time axis for the GPUs of one node, one line per device.
+
+    ``series``: ``range_series`` results of ``NODE_FIELDS`` for the node's physical GPUs
+    (labels incl. ``__name__``). ``devices``: the node's GPU and MIG devices, in the order the
+    legend should list them (all instances of each GPU: the join needs them to tell MIG
+    instances apart). Each series is attributed with ``dcgm.join_samples``, like a poll;
+    series the join cannot place are left out.
+
+    Top, utilization in percent: ``DCGM_FI_DEV_GPU_UTIL`` for a whole GPU (falling back to
+    ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` x 100 when the exporter sends only profiling fields),
+    ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` x 100 for a MIG instance (DCGM has no per-instance
+    GPU_UTIL), named ``<device> (<profile>)``. Bottom, ``DCGM_FI_DEV_POWER_USAGE`` in W per
+    physical GPU: a whole GPU's line shares its colour and legend entry; a GPU in MIG mode
+    (published only as MIG devices, so its whole-GPU series match no device) gets its own line
+    named after the exporter's ``gpu`` index. Several series of one device and field (e.g. an
+    old and a new pod label set) are merged by time. No series gives the two empty axes.
+    """
+    devices = list(devices)
+    fields: dict[tuple[str, str, str], dict[str, dict[float, float]]] = {}
+    parents = {d.parent_uuid for d in devices if d.parent_uuid}
+    mig_mode_power: dict[str, tuple[tuple[int, str], str, dict[float, float]]] = {}
+    for labels, points in series:
+        sample = sample_from_labels(labels.get("__name__", ""), labels, 0.0, None)
+        if sample is None or sample.field not in NODE_FIELDS:
+            continue
+        joined = join_samples([sample], devices)
+        if joined.by_device:
+            (key,) = joined.by_device
+            _merge(fields.setdefault(key, {}).setdefault(sample.field, {}), points)
+        elif sample.field == POWER and not sample.is_mig and sample.uuid in parents:
+            index = sample.gpu_index or ""
+            name = f"GPU {index} (MIG mode)" if index else f"{sample.uuid} (MIG mode)"
+            order = (int(index) if index.isdigit() else 1 << 30, name)
+            _merge(mig_mode_power.setdefault(sample.uuid or "", (order, name, {}))[2], points)
+
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.6, 0.4],
+        subplot_titles=(
+            "Utilization (%): DCGM_FI_DEV_GPU_UTIL, MIG instances DCGM_FI_PROF_GR_ENGINE_ACTIVE x 100",
+            "Power (W): DCGM_FI_DEV_POWER_USAGE per GPU",
+        ),
+    )  # fmt: skip
+    colour_at = 0
+    for d in devices:
+        got = fields.get(d.key)
+        if not got:
+            continue
+        colour = _PALETTE[colour_at % len(_PALETTE)]
+        colour_at += 1
+        name, group = device_label(d), "/".join(d.key)
+        if d.parent_uuid or GPU_UTIL not in got:
+            field, scale = GR_ACTIVE, 100.0
+        else:
+            field, scale = GPU_UTIL, 1.0
+        shown = False
+        if field in got:
+            pts = sorted(got[field].items())
+            fig.add_trace(
+                go.Scatter(
+                    x=_times(pts), y=_values(pts, scale), name=name, legendgroup=group, mode="lines",
+                    line={"color": colour}, hovertemplate=f"%{{y:.1f}} % ({field})",
+                ),
+                row=1, col=1,
+            )  # fmt: skip
+            shown = True
+        if POWER in got and not d.parent_uuid:
+            pts = sorted(got[POWER].items())
+            fig.add_trace(
+                go.Scatter(
+                    x=_times(pts), y=_values(pts), name=name, legendgroup=group, showlegend=not shown, mode="lines",
+                    line={"color": colour}, hovertemplate=f"%{{y:.0f}} W ({POWER})",
+                ),
+                row=2, col=1,
+            )  # fmt: skip
+    for _, name, bucket in sorted(mig_mode_power.values(), key=lambda v: v[0]):
+        pts = sorted(bucket.items())
+        colour = _PALETTE[colour_at % len(_PALETTE)]
+        colour_at += 1
+        fig.add_trace(
+            go.Scatter(
+                x=_times(pts), y=_values(pts), name=name, mode="lines", line={"color": colour, "dash": "dot"},
+                hovertemplate=f"%{{y:.0f}} W ({POWER})",
+            ),
+            row=2, col=1,
+        )  # fmt: skip
+    fig.update_xaxes(range=[start.isoformat(), end.isoformat()])
+    fig.update_yaxes(title_text="%", range=[0, 105], row=1, col=1)
+    fig.update_yaxes(title_text="W", rangemode="tozero", row=2, col=1)
+    fig.update_layout(
+        title=title or None, height=620, margin={"l": 55, "r": 20, "t": 60, "b": 30},
         legend={"orientation": "h"}, template="plotly_white",
     )  # fmt: skip
     return fig

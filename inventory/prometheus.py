@@ -76,6 +76,18 @@ def fields_selector(fields: Iterable[str], matchers: Mapping[str, str] | None = 
     return "{__name__=~" + name_re + ("," + inner if inner else "") + "}"
 
 
+def fields_selector_any(fields: Iterable[str], label: str, values: Iterable[str]) -> str:
+    """``fields_selector(fields, {label: v1}) or fields_selector(fields, {label: v2}) ...``:
+    the series of ``fields`` whose ``label`` equals any of ``values`` (duplicates dropped, order
+    kept). One equality matcher per value, never a regex alternation, so values read from a
+    cluster cannot widen the match. Raises ``ValueError`` for no values or a bad name.
+    """
+    unique = list(dict.fromkeys(str(v) for v in values))
+    if not unique:
+        raise ValueError(f"no {label} values to select")
+    return " or ".join(fields_selector(fields, {label: v}) for v in unique)
+
+
 def _client(url: str, timeout_s: float) -> PrometheusConnect:
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise MetricsUnavailable(f"Prometheus URL must start with http:// or https://: {url!r}")

@@ -202,6 +202,34 @@ def device_history(device: Device, neighbours: list[Device], start: datetime, en
     return charts.series_for_device(series, join_device(device), [join_device(n) for n in neighbours])
 
 
+def gpu_uuids(devices: list[Device]) -> list[str]:
+    """UUIDs of the physical GPUs behind ``devices``, in their order: a whole GPU's ``uuid``,
+    a MIG instance's ``parentUUID`` (DCGM labels MIG series with the parent's ``UUID``)."""
+    return list(dict.fromkeys(u for d in devices if (u := d.parent_uuid or d.uuid)))
+
+
+def node_history(cluster: Cluster, devices: list[Device], start: datetime, end: datetime, step: int):
+    """Range series of ``charts.NODE_FIELDS`` for the physical GPUs of ``devices`` (one node's).
+
+    ONE range query, ``{...,UUID="a"} or {...,UUID="b"} ...`` (equality matchers, values
+    escaped), so the cost does not grow with queries per device; callers cap the GPUs at
+    ``charts.NODE_CHART_GPUS``. Returns ``[]`` without asking when no device has a UUID. Series
+    are returned as Prometheus sent them: ``charts.node_figure`` attributes them to devices.
+    Raises ``MetricsUnavailable`` (also when no Prometheus is configured).
+    """
+    from . import charts
+    from .prometheus import MetricsUnavailable, fields_selector_any, range_series
+
+    url = prometheus_url_for(cluster)
+    if not url:
+        raise MetricsUnavailable("no Prometheus configured for this cluster")
+    uuids = gpu_uuids(devices)
+    if not uuids:
+        return []
+    promql = fields_selector_any(charts.NODE_FIELDS, "UUID", uuids)
+    return range_series(url, promql, start, end, step, timeout_s=settings.PROMETHEUS_TIMEOUT)
+
+
 def average_utilization(
     cluster: Cluster, devices: list[Device], neighbours: list[Device], window_s: int, end: datetime | None
 ) -> dict[int, float]:

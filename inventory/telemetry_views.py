@@ -31,7 +31,17 @@ from .dcgm import METRICS
 from .htmx import partial_template
 from .models import AllocationResult, Cluster, Device, DeviceType, Node, Pod, Reservation, UnmatchedSeries
 from .prometheus import MetricsUnavailable
-from .telemetry import average_utilization, device_history, gpu_neighbours, metrics_state, prometheus_url_for
+from .telemetry import (
+    JOIN_FIELDS,
+    average_utilization,
+    device_history,
+    gpu_neighbours,
+    gpu_uuids,
+    join_device,
+    metrics_state,
+    node_history,
+    prometheus_url_for,
+)
 
 GPU_DRIVER = "gpu.nvidia.com"
 HEATMAP_NODES_PER_PAGE = 100
@@ -185,8 +195,73 @@ def node_panel(request, cluster_name: str, name: str):
     for d in devices:
         d.values = {r["field"]: r for r in value_rows(d.metrics)}
     state = metrics_state(node.cluster, timezone.now())
-    ctx = {"node": node, "gpus": _arrange(devices), "states": [state], "state": state}
+    window, _ = charts.window_seconds(request.GET.get("window"))
+    ctx = {
+        "node": node, "gpus": _arrange(devices), "states": [state], "state": state,
+        "window": window, "windows": list(charts.WINDOWS), "end": request.GET.get("end", ""),
+    }  # fmt: skip
     return render(request, partial_template(request, "telemetry/node.html", "panel"), ctx)
+
+
+def _node_and_devices(cluster_name: str, name: str) -> tuple[Node, list[Device]]:
+    """The node and its gpu.nvidia.com GPU and MIG devices with the join fields. 2 queries."""
+    node = get_object_or_404(Node.objects.select_related("cluster").only("name", "cluster"), cluster__name=cluster_name, name=name)
+    devices = list(
+        Device.objects.filter(cluster=node.cluster, node_name=node.name, driver=GPU_DRIVER)
+        .exclude(type=DeviceType.OTHER).only("id", *JOIN_FIELDS)
+    )  # fmt: skip
+    return node, devices
+
+
+def chart_devices(devices: list[Device], limit: int | None = None) -> tuple[list[Device], int]:
+    """``(devices of the first limit physical GPUs, number of physical GPUs)``: GPUs in minor
+    order (``gpu-<minor>`` names), each followed by its MIG instances by name. ``limit``
+    defaults to ``charts.NODE_CHART_GPUS``."""
+    limit = charts.NODE_CHART_GPUS if limit is None else limit
+
+    def order(d: Device):
+        base = d.name.split("-mig-")[0] if d.parent_uuid else d.name
+        return (_minor(base), base, bool(d.parent_uuid), d.name)
+
+    ordered = sorted(devices, key=order)
+    uuids = gpu_uuids(ordered)
+    keep = set(uuids[:limit])
+    return [d for d in ordered if (d.parent_uuid or d.uuid) in keep], len(uuids)
+
+
+def _node_figure(request, node: Node, devices: list[Device]):
+    window, window_s = charts.window_seconds(request.GET.get("window"))
+    end = _end(request)
+    start = end - timedelta(seconds=window_s)
+    shown, total = chart_devices(devices)
+    series = node_history(node.cluster, shown, start, end, charts.step_seconds(window_s))
+    title = f"{node.name} · last {window} to {end:%Y-%m-%d %H:%M:%S} UTC"
+    fig = charts.node_figure(series, [join_device(d) for d in shown], start=start, end=end, title=title)
+    return fig, window, len(gpu_uuids(shown)), total
+
+
+def node_chart(request, cluster_name: str, name: str):
+    """HTML fragment: utilization and power of the node's GPUs over a window, one line per
+    GPU or MIG instance, from ONE Prometheus range query; or why there is no chart."""
+    node, devices = _node_and_devices(cluster_name, name)
+    ctx: dict[str, Any] = {"node": node, "error": "", "figure": None, "limit": charts.NODE_CHART_GPUS}
+    try:
+        fig, ctx["window"], ctx["gpus_shown"], ctx["gpus_total"] = _node_figure(request, node, devices)
+        ctx["figure"] = json.loads(fig.to_json())  # plain JSON types for json_script
+        ctx["empty"] = not fig.data
+    except MetricsUnavailable as exc:
+        ctx["error"] = str(exc)
+    return render(request, "telemetry/node.html#chart", ctx)
+
+
+def node_chart_json(request, cluster_name: str, name: str):
+    """The node's plotly figure as JSON; 503 with the reason when Prometheus fails."""
+    node, devices = _node_and_devices(cluster_name, name)
+    try:
+        fig, *_ = _node_figure(request, node, devices)
+    except MetricsUnavailable as exc:
+        return HttpResponse(str(exc), status=503, content_type="text/plain; charset=utf-8")
+    return HttpResponse(fig.to_json(), content_type="application/json")
 
 
 @vary_on_headers("HX-Request")

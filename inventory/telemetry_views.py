@@ -1,4 +1,4 @@
-"""Telemetry pages: device charts, node values, cluster heatmap, allocated-but-idle, unmatched series.
+"""Telemetry pages: device and node charts, node values, cluster heatmap, allocated-but-idle, unmatched series.
 
 Latest values come from the rows (``Device.metrics``, written by ``inventory.poll_metrics`` or a
 snapshot's scrape); history comes from Prometheus range queries on demand and is never stored.

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import gc
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from django.db import transaction
 from django.utils import timezone
@@ -37,24 +39,48 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
     Returns (counts per kind, errors). Raises ``SourceError`` when the source fails while
     being read (the transaction is rolled back: nothing changes).
     """
-    # A sync allocates and drops hundreds of thousands of small objects; each pass of the
-    # cycle collector would also walk every long-lived object of Django and the libraries.
-    # Frozen objects are left out of those passes (about a tenth of a full sync's time), and
-    # rarer passes skip most of the rest (the sync's own objects form no cycles; refcounts
-    # free them): 43 full passes in a 1,000-node sync with the default thresholds, 0 here.
-    gc.freeze()
-    threshold = gc.get_threshold()
-    gc.set_threshold(max(threshold[0], 50_000), max(threshold[1], 20), max(threshold[2], 20))
-    try:
+    with _fewer_collections():
         # Inserts end inside the transaction (DeferredInserts exits first).
         with transaction.atomic(), DeferredInserts() as later:
             rec = Reconcile(cluster, later)
             for item in read.items():
                 rec.add(item)
             return rec.finish(read)
+
+
+# Syncs running at once in this process (threads): the collector settings are process-wide.
+_collections_lock = threading.Lock()
+_collections_users = 0
+_collections_saved: tuple[int, ...] = ()
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Fewer cycle-collector passes while at least one sync runs in this process.
+
+    A sync allocates and drops hundreds of thousands of small objects; each pass of the
+    cycle collector would also walk every long-lived object of Django and the libraries.
+    Frozen objects are left out of those passes (about a tenth of a full sync's time), and
+    rarer passes skip most of the rest (the sync's own objects form no cycles; refcounts
+    free them): 43 full passes in a 1,000-node sync with the default thresholds, 0 here.
+    The first sync to begin saves the settings and the last to end restores them, so syncs
+    that overlap (threads) in any order leave them as they were."""
+    global _collections_users, _collections_saved
+    with _collections_lock:
+        if _collections_users == 0:
+            _collections_saved = gc.get_threshold()
+            gc.freeze()
+            t = _collections_saved
+            gc.set_threshold(max(t[0], 50_000), max(t[1], 20), max(t[2], 20))
+        _collections_users += 1
+    try:
+        yield
     finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
+        with _collections_lock:
+            _collections_users -= 1
+            if _collections_users == 0:
+                gc.set_threshold(*_collections_saved)
+                gc.unfreeze()
 
 
 def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Cluster, ReadResult], None] | None = None) -> SyncRun:

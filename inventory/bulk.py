@@ -215,15 +215,19 @@ class DeferredInserts:
     (an ``execute_wrapper``), or by ``settle``, or when the block ends. The server (its own
     process) stores one batch while this one prepares the next. Elsewhere ``insert`` writes at
     once. Use as a context manager inside the caller's transaction; outside one, inserts are
-    not deferred. At most one insert is open at a time.
+    not deferred, nor are those made from an atomic block opened inside the block's own
+    transaction (that block could end, or roll back, with the COPY still open). At most one
+    insert is open at a time.
     """
 
     def __init__(self) -> None:
         self._open: tuple[ExitStack, Callable[[Exception | None], None]] | None = None
         self._hook: Any = None
+        self._depth = 0  # atomic blocks open when the block was entered
 
     def __enter__(self) -> DeferredInserts:
-        if connection.vendor == "postgresql":
+        if connection.vendor == "postgresql" and connection.in_atomic_block:
+            self._depth = len(connection.atomic_blocks)
             self._hook = connection.execute_wrapper(self._before_query)
             self._hook.__enter__()
         return self
@@ -251,7 +255,7 @@ class DeferredInserts:
         one of ``STORE_ERRORS``. Other errors propagate (from ``insert``, ``settle`` or any
         later query)."""
         self.settle()
-        if self._hook is None or not rows:
+        if self._hook is None or not rows or len(connection.atomic_blocks) != self._depth:
             try:
                 with transaction.atomic():
                     insert_rows(model, rows)

@@ -499,8 +499,13 @@ class Reconcile:
                 })  # fmt: skip
             for ref in c.reserved_for:
                 reservations.append({"claim_id": pk, "resource": ref.resource, "name": ref.name, "uid": ref.uid})
-        self._store(AllocationResult, results, lambda r: f"allocation result {r['driver']}/{r['pool']}/{r['device_name']}")
-        self._store(Reservation, reservations, lambda r: f"reservedFor {r['resource']} {r['name']}")
+        failed = self._store(AllocationResult, results, lambda r: f"allocation result {r['driver']}/{r['pool']}/{r['device_name']}")
+        incomplete = {results[n]["claim_id"] for n in failed}
+        failed = self._store(Reservation, reservations, lambda r: f"reservedFor {r['resource']} {r['name']}")
+        incomplete |= {reservations[n]["claim_id"] for n in failed}
+        # Claims stored without one of their results or consumers: their resourceVersion is not
+        # recorded, so the next sync reads them again and reports the problem while it lasts.
+        update_rows(ResourceClaim, ["resource_version"], [(pk, {"resource_version": ""}) for pk in sorted(incomplete)])
 
     def _resolve_allocations(self) -> None:
         """Point allocation results whose device was unknown at the device with their key."""

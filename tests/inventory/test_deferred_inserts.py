@@ -133,3 +133,26 @@ def test_a_slice_the_database_refuses_takes_its_devices_with_it_and_nothing_else
     assert run.counts["Device"]["created"] == Device.objects.filter(cluster=cluster).count()
     # Every stored device points at a stored slice of this cluster.
     assert not Device.objects.filter(cluster=cluster).exclude(slice__cluster=cluster).exists()
+
+
+def test_a_claim_whose_allocation_result_is_refused_is_read_again_next_sync(tmp_path, cluster):
+    # A result naming a pool longer than the column (253) is refused by PostgreSQL; the claim
+    # is stored without it and not recorded as read, so every sync reports it until it is fixed.
+    from inventory.models import AllocationResult, ResourceClaim
+    from tests.conftest import VKS_CLAIM
+
+    claim = copy.deepcopy(load_path(VKS_CLAIM).objects[0])
+    claim["metadata"].setdefault("resourceVersion", "7")
+    claim["status"]["allocation"]["devices"]["results"][0]["pool"] = "p" * 300
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [claim]}))
+    for _ in range(2):
+        run = sync_cluster(cluster, SnapshotSource(path))
+        stored = ResourceClaim.objects.get(cluster=cluster)
+        if connection.vendor == "postgresql":
+            assert run.status == "partial"
+            assert any(e.startswith("allocation result gpu.nvidia.com/ppp") and "cannot be stored" in e for e in run.errors), run.errors
+            assert stored.resource_version == "" and not AllocationResult.objects.filter(claim=stored).exists()
+        else:
+            assert run.status == "ok", run.errors
+            assert stored.resource_version == "7" and AllocationResult.objects.filter(claim=stored).count() == 1

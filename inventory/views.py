@@ -14,7 +14,7 @@ from django_tables2 import RequestConfig
 
 from . import queries
 from .filters import DeviceFilter, NodeFilter, filtered
-from .htmx import partial_template
+from .htmx import partial_template, render_live
 from .models import Cluster, Device, Node, ResourceSlice, SyncRun
 from .tables import NodeTable
 
@@ -38,7 +38,7 @@ def overview(request, cluster_name: str | None = None):
         "problem_nodes": problem_nodes,
         "sync_runs": SyncRun.objects.filter(cluster=cluster)[:10] if cluster else None,
     }
-    return render(request, partial_template(request, "inventory/overview.html", "summary"), ctx)
+    return render_live(request, "inventory/overview.html", "summary", ctx)
 
 
 @vary_on_headers("HX-Request")

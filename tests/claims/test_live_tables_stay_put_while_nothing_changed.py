@@ -42,3 +42,16 @@ def test_a_full_page_load_is_never_204(client_in, sync_snapshot):
     first = client_in.get(reverse("claims:stuck"))
     again = client_in.get(reverse("claims:stuck"), HTTP_X_CLAIMSCOPE_SEEN=first[CONTENT_HEADER])
     assert again.status_code == 200 and b"<html" in again.content
+
+
+def test_the_overview_summary_refresh_is_204_until_a_sync_changes_it(client_in, sync_snapshot):
+    from inventory.models import Node
+
+    sync_snapshot(SICK[0] / "snapshot", name=cluster_name(SICK[0]))
+    url = reverse("inventory:overview")
+    first = client_in.get(url, **HX)
+    assert first.status_code == 200 and b'id="summary"' in first.content
+    seen = {f"HTTP_{SEEN_HEADER.upper().replace('-', '_')}": first[CONTENT_HEADER]}
+    assert client_in.get(url, **HX, **seen).status_code == 204
+    Node.objects.update(ready=False)  # the summary counts nodes not ready
+    assert client_in.get(url, **HX, **seen).status_code == 200

@@ -6,7 +6,8 @@ from datetime import datetime
 
 from django import template
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import mark_safe
 
 register = template.Library()
 
@@ -17,6 +18,13 @@ def gib(value) -> str:
     if value in (None, ""):
         return "—"
     return f"{int(value) / 2**30:.1f} GiB"
+
+
+@register.filter
+def snake_breaks(value) -> str:
+    """A snake_case name (a finding category) that may wrap only after its underscores:
+    ``claim_stuck_<wbr>deallocating``, never mid-word. The text is escaped."""
+    return mark_safe("_<wbr>".join(conditional_escape(part) for part in str(value).split("_")))  # noqa: S308 - parts escaped
 
 
 @register.filter

@@ -30,6 +30,7 @@ def cluster_rows() -> list[dict[str, Any]]:
             nodes=Count("pk"), gpus=Sum("gpu_count"), migs=Sum("mig_count"),
             allocated=Sum("allocated_count"), free=Sum("free_count"),
             not_ready=Count("pk", filter=Q(ready=False) | Q(unschedulable=True)),
+            unknown=Count("pk", filter=Q(from_slices=True)),  # no Node object read: status unknown
             # Snapshots carry no server version: the kubelet versions the nodes report stand in.
             kubelet_min=Min("kubelet_version", filter=~Q(kubelet_version="")),
             kubelet_max=Max("kubelet_version", filter=~Q(kubelet_version="")),
@@ -41,7 +42,7 @@ def cluster_rows() -> list[dict[str, Any]]:
         lo, hi = s.get("kubelet_min") or "", s.get("kubelet_max") or ""
         rows.append({
             "cluster": c, "kubelets": lo if lo == hi else f"{lo} to {hi}",
-            **{k: s.get(k) or 0 for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready")},
+            **{k: s.get(k) or 0 for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown")},
         })  # fmt: skip
     return rows
 

@@ -27,6 +27,8 @@ class NodeTable(tables.Table):
         empty_text = "No nodes match these filters."
 
     def render_status(self, record):
+        if record.from_slices:
+            return mark_safe('<span class="badge grey" title="no Node object was read: known from its ResourceSlices">unknown</span>')
         if not record.ready:
             return mark_safe('<span class="badge red">NotReady</span>')
         if record.unschedulable:

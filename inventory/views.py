@@ -26,7 +26,7 @@ def overview(request, cluster_name: str | None = None):
     cluster = get_object_or_404(Cluster, name=cluster_name) if cluster_name else None
     clusters = queries.cluster_rows()
     shown = [r for r in clusters if cluster is None or r["cluster"] == cluster]
-    totals = {k: sum(r[k] for r in shown) for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready")}
+    totals = {k: sum(r.get(k, 0) for r in shown) for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown")}
     problem_nodes = queries.scoped(Node.objects.select_related("cluster"), cluster).filter(
         Q(ready=False) | Q(unschedulable=True)
     )[:10]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.core.management.base import BaseCommand, CommandError
 
 from inventory.models import Cluster, SourceKind, SyncStatus
@@ -23,8 +25,13 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         name = opts["cluster"]
         if opts["snapshot"]:
+            path = Path(opts["snapshot"])
+            # Checked before a cluster is created: a mistyped path must not leave a failed cluster.
+            if not path.exists():
+                raise CommandError(f"snapshot path does not exist: {path}")
             kind, fields = SourceKind.SNAPSHOT, {"snapshot_path": opts["snapshot"]}
-            name = name or "snapshot"
+            # The folder's (or file's) own name: demo/vks-a100 -> vks-a100.
+            name = name or (path.resolve().stem if path.is_file() else path.resolve().name) or "snapshot"
         elif opts["kubeconfig"]:
             kind, fields = SourceKind.KUBECONFIG, {"kubeconfig_path": opts["kubeconfig"], "kube_context": opts["context"]}
             name = name or (opts["context"] or "default")

@@ -586,6 +586,9 @@ def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> i
 
     One pass over the devices' small columns: a MIG-partitioned GPU is published only as
     its instances, so physical GPUs are whole-GPU uuids plus distinct MIG ``parentUUID``s.
+    ``gpu_product`` becomes the ``productName`` its GPU devices publish (the same name as on
+    device pages; the ``nvidia.com/gpu.product`` label spells it with dashes), and stays the
+    label's value on a node without GPU devices.
     """
     zero = {"gpu_count": 0, "mig_count": 0, "allocated_count": 0, "free_count": 0, "device_count": 0}
     devs = Device.objects.filter(cluster=cluster)
@@ -601,13 +604,14 @@ def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> i
             node_rows.filter(name__in=names),
         )
     allocated = set(results.values_list("device_id", flat=True))
-    per_node: dict[str, dict[str, Any]] = defaultdict(lambda: {"devices": 0, "gpus": set(), "migs": 0, "alloc": 0, "gpu_devs": 0})
-    for pk, node, driver, dtype, uuid, parent in devs.values_list("pk", "node_name", "driver", "type", "uuid", "parent_uuid"):
+    per_node: dict[str, dict[str, Any]] = defaultdict(lambda: {"devices": 0, "gpus": set(), "migs": 0, "alloc": 0, "gpu_devs": 0, "product": ""})
+    for pk, node, driver, dtype, uuid, parent, product in devs.values_list("pk", "node_name", "driver", "type", "uuid", "parent_uuid", "product_name"):
         acc = per_node[node]
         acc["devices"] += 1
         if driver != parse.GPU_DRIVER:
             continue
         acc["gpu_devs"] += 1
+        acc["product"] = acc["product"] or product
         if pk in allocated:
             acc["alloc"] += 1
         if dtype == DeviceType.GPU:
@@ -616,14 +620,16 @@ def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> i
             acc["migs"] += 1
             acc["gpus"].add(parent or f"pk:{pk}")
     changed = []
-    for pk, name, *have in node_rows.values_list("pk", "name", *zero):
+    columns = [*zero, "gpu_product"]
+    for pk, name, *have in node_rows.values_list("pk", "name", *columns):
         acc = per_node.get(name)
-        want = dict(zero)
+        want = {**zero, "gpu_product": have[-1]}
         if acc:
             want = {
                 "gpu_count": len(acc["gpus"]), "mig_count": acc["migs"], "allocated_count": acc["alloc"],
                 "free_count": acc["gpu_devs"] - acc["alloc"], "device_count": acc["devices"],
+                "gpu_product": acc["product"] or have[-1],
             }  # fmt: skip
         if list(want.values()) != have:
             changed.append((pk, want))
-    return update_rows(Node, list(zero), changed)
+    return update_rows(Node, columns, changed)

@@ -319,17 +319,40 @@ def _operator_pinned(objects: list[dict[str, Any]]) -> _Auto:
                  "Keep the versions in git; review them at each upgrade.")
 
 
+# Taint key prefixes Kubernetes itself manages: the node lifecycle controller's cordon
+# (``node.kubernetes.io/unschedulable`` mirrors ``spec.unschedulable``), condition taints
+# (not-ready, unreachable, memory/disk/pid-pressure, network-unavailable, out-of-service) and the
+# cloud controller's ``uninitialized``/``shutdown``. They come and go with the node's state, so
+# none keeps ordinary workloads off a GPU node once the node is uncordoned or recovers.
+KUBERNETES_MANAGED_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
+
+
+def _taint_text(t: dict[str, Any]) -> str:
+    return f"{t.get('key')}:{t.get('effect')}"
+
+
 def _gpu_nodes_tainted(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]]) -> _Auto:
+    """Pass when every GPU node carries a dedicated NoSchedule/NoExecute taint (``spec.taints``,
+    key outside ``KUBERNETES_MANAGED_TAINT_PREFIXES``) and no ordinary pod (no GPU request, not a
+    DaemonSet or static pod) runs on one. Evidence names each GPU node lacking a dedicated taint
+    and any Kubernetes-managed taint it has instead."""
     if not gpu_nodes:
         return _Auto(UNKNOWN, ("no GPU nodes in the snapshot",), "Snapshot the Nodes.")
     evidence: list[str] = []
-    untainted = []
+    untainted: list[str] = []
     for n in gpu_nodes:
-        taints = [t for t in dig(n, "spec", "taints") or [] if t.get("effect") in ("NoSchedule", "NoExecute")]
-        if taints:
-            evidence.append(f"Node {_name(n)} tainted {', '.join(str(t.get('key')) + ':' + str(t.get('effect')) for t in taints)}")
+        raw = dig(n, "spec", "taints")
+        taints = [t for t in raw if isinstance(t, dict)] if isinstance(raw, list) else []
+        keeping = [t for t in taints if t.get("effect") in ("NoSchedule", "NoExecute")]
+        dedicated = [t for t in keeping if not str(t.get("key") or "").startswith(KUBERNETES_MANAGED_TAINT_PREFIXES)]
+        managed = [t for t in keeping if t not in dedicated]
+        if dedicated:
+            evidence.append(f"Node {_name(n)} tainted {', '.join(_taint_text(t) for t in dedicated)}")
+        elif managed:
+            untainted.append(f"Node {_name(n)} has no dedicated NoSchedule/NoExecute taint (only "
+                             f"{', '.join(_taint_text(t) for t in managed)}, which Kubernetes manages and removes)")
         else:
-            untainted.append(_name(n))
+            untainted.append(f"Node {_name(n)} has no dedicated NoSchedule/NoExecute taint")
     names = {_name(n) for n in gpu_nodes}
     ordinary = []
     for p in _kind(objects, "Pod"):
@@ -342,8 +365,7 @@ def _gpu_nodes_tainted(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, 
         if not _pod_uses_gpu(p):
             ordinary.append(f"{ObjectRef.of(p)} on {node}")
     if untainted or ordinary:
-        lines = [f"Node {n} has no NoSchedule/NoExecute taint" for n in untainted]
-        lines += [f"ordinary pod without GPU request: {o}" for o in ordinary]
+        lines = untainted + [f"ordinary pod without GPU request: {o}" for o in ordinary]
         return _Auto(FAIL, tuple(lines), "Taint GPU nodes (e.g. nvidia.com/gpu=present:NoSchedule) and give only GPU workloads the toleration.")
     return _Auto(PASS, tuple(evidence), "Keep the taint in the node pool definition.")
 

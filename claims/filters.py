@@ -39,7 +39,8 @@ class ClaimFilter(django_filters.FilterSet):
 class StuckFilter(django_filters.FilterSet):
     """Open findings; default order most severe then oldest (``FindingQuerySet.stuck_order``)."""
 
-    category = django_filters.ChoiceFilter(choices=Category.choices, label="Category")
+    # The vocabulary's own names, as the table and the runbooks show them.
+    category = django_filters.ChoiceFilter(choices=[(c, c) for c in Category.values], label="Category")
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
     severity = django_filters.ChoiceFilter(choices=Severity.choices, label="Severity")
     q = django_filters.CharFilter(method="search", label="Object")

@@ -87,3 +87,10 @@ def test_cluster_text_is_escaped(client_in, synced):
     body = client_in.get(STUCK).content.decode()
     assert "<script>alert(1)</script>" not in body and "&lt;script&gt;" in body
     assert "<b>x</b>" not in body
+
+
+def test_the_category_filter_offers_the_names_the_table_shows(client_in, synced):
+    synced(SICK[:1])
+    html = client_in.get(STUCK).content.decode()
+    category = expected_category(SICK[0])
+    assert f'<option value="{category}">{category}</option>' in html

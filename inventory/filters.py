@@ -11,6 +11,12 @@ from .models import Cluster, Device, DeviceType, Node
 ANY_YES_NO = (("", "Any"), ("true", "Yes"), ("false", "No"))
 
 
+def device_uuid_q(value: str) -> Q:
+    """Devices whose ``uuid`` (GPU-... or MIG-...) or ``parent_uuid`` (a MIG instance's GPU)
+    contains ``value``, case-insensitively: a full or partial UUID as nvidia-smi or DCGM print it."""
+    return Q(uuid__icontains=value) | Q(parent_uuid__icontains=value)
+
+
 def filtered(f: django_filters.FilterSet):
     """The FilterSet's queryset, or none at all when a value is invalid (e.g. an unknown
     cluster in a pasted link): silently dropping the filter would show the whole fleet."""
@@ -56,8 +62,7 @@ class DeviceFilter(django_filters.FilterSet):
     def search(self, qs, name, value):
         value = value.strip()
         return qs.filter(
-            Q(uuid__icontains=value)
-            | Q(parent_uuid__icontains=value)
+            device_uuid_q(value)
             | Q(name__icontains=value)
             | Q(node_name__icontains=value)
             | Q(allocations__claim__name__icontains=value)

@@ -10,5 +10,6 @@ urlpatterns = [
     path("clusters/<slug:cluster_name>/nodes/<str:name>/", views.node_detail, name="node"),
     path("devices/", views.device_list, name="devices"),
     path("devices/<int:pk>/", views.device_detail, name="device"),
+    path("search/", views.search_page, name="search"),
     path("telemetry/", include("inventory.telemetry_urls")),
 ]

@@ -1,4 +1,4 @@
-"""Inventory pages: overview, cluster, node list and page, device search and page.
+"""Inventory pages: overview, cluster, node list and page, device search and page, the header search.
 
 Views are thin: queries live in ``inventory.queries``; templates render named partials for
 htmx requests (``page.html#partial``) and the full page otherwise.
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.vary import vary_on_headers
 from django_tables2 import RequestConfig
 
-from . import queries
+from . import queries, search
 from .filters import DeviceFilter, NodeFilter, filtered
 from .htmx import partial_template, render_live
 from .models import Cluster, Device, Node, ResourceSlice, SyncRun
@@ -101,3 +101,13 @@ def device_detail(request, pk: int):
         "attributes": published.attributes if published else None,
     }  # fmt: skip
     return render(request, "inventory/device_detail.html", ctx)
+
+
+def search_page(request):
+    """The header search (``?q=``): matches grouped by kind; straight to the object when
+    exactly one matches (see ``inventory.search``)."""
+    result = search.search(request.GET.get("q", ""))
+    only = result.single()
+    if only is not None:
+        return redirect(only.url)
+    return render(request, "inventory/search.html", {"result": result})

@@ -7,11 +7,11 @@ Each tag runs one query, plus one per kind of involved object to link (``claims.
 from __future__ import annotations
 
 from django import template
-from django.db.models import Count, Q
+from django.db.models import Count, Min, Q
 from django.urls import NoReverseMatch, reverse
 
 from claims.links import attach_object_links
-from claims.models import Finding, Severity
+from claims.models import SEVERITY_RANK, Finding, Severity
 
 register = template.Library()
 
@@ -69,5 +69,27 @@ def findings_by_category(cluster=None) -> dict:
         qs.values("category", "severity", "severity_rank").annotate(n=Count("pk")).order_by("severity_rank", "-n", "category")
     )
     for r in rows:
+        r["colour"] = Severity.colour(r["severity"])
+    return {"rows": rows, "cluster": cluster}
+
+
+@register.inclusion_tag("claims/_nodes_with_findings.html")
+def nodes_with_findings(cluster=None) -> dict:
+    """Nodes with open findings about the node itself (the finding's main object, first in
+    ``involved``, is the Node or one of its ResourceSlices: a driver not publishing, an empty
+    pool, MIG instances missing), warnings and worse, most severe first; at most 20. A node
+    whose driver is down still reports Ready to Kubernetes: this is where the overview shows it."""
+    qs = Finding.objects.open().filter(involved__0__kind__in=["Node", "ResourceSlice"]).exclude(node_name="")
+    if cluster is not None:
+        qs = qs.filter(cluster=cluster)
+    rows = list(
+        qs.values("cluster__name", "node_name")
+        .annotate(worst=Min("severity_rank"), n=Count("pk"))
+        .filter(worst__lte=SEVERITY_RANK[Severity.WARNING])
+        .order_by("worst", "cluster__name", "node_name")[:20]
+    )
+    names = {v: k for k, v in SEVERITY_RANK.items()}
+    for r in rows:
+        r["severity"] = names[r["worst"]]
         r["colour"] = Severity.colour(r["severity"])
     return {"rows": rows, "cluster": cluster}

@@ -7,6 +7,8 @@ whatever the number of rows (tests guard it).
 
 from __future__ import annotations
 
+import json
+
 from django.core.paginator import Paginator
 from django.db.models import F, Prefetch, Q
 from django.http import Http404
@@ -26,6 +28,7 @@ from .runbooks import UnknownCategory, render_runbook
 
 PAGE_SIZE = 50
 EVENT_LIMIT = 50
+POD_FINDING_LIMIT = 50
 # Open findings first, then the most recently resolved.
 F_RESOLVED_LAST = F("resolved_at").desc(nulls_first=True)
 
@@ -78,22 +81,44 @@ def claim_list(request):
     return render_live(request, "claims/claim_list.html", "table", ctx)
 
 
-def _events(claim: ResourceClaim, pod_names: set[str]) -> list:
-    """Events about the claim and its pods, both Event shapes (``involvedObject`` of core/v1,
-    ``regarding`` of events.k8s.io/v1), newest first."""
-    names = {claim.name, *pod_names}
-    rows = KubeObject.objects.filter(cluster=claim.cluster, kind="Event", namespace=claim.namespace).filter(
+def _events(cluster, namespace: str, claim_names: set[str], pod_names: set[str]) -> list:
+    """Events in ``namespace`` about the named ResourceClaims and Pods, both Event shapes
+    (``involvedObject`` of core/v1, ``regarding`` of events.k8s.io/v1), newest first, at most
+    ``EVENT_LIMIT``. One query."""
+    names = claim_names | pod_names
+    if not names:
+        return []
+    rows = KubeObject.objects.filter(cluster=cluster, kind="Event", namespace=namespace).filter(
         Q(raw__involvedObject__name__in=list(names)) | Q(raw__regarding__name__in=list(names))
     ).values_list("raw", flat=True)
     events = []
     for raw in rows[: EVENT_LIMIT * 4]:
         e = parse_event(raw)
-        if (e.involved_kind == "ResourceClaim" and e.involved_name == claim.name) or (
+        if (e.involved_kind == "ResourceClaim" and e.involved_name in claim_names) or (
             e.involved_kind == "Pod" and e.involved_name in pod_names
         ):
             events.append(e)
     events.sort(key=lambda e: (e.last or e.first or ""), reverse=True)
     return events[:EVENT_LIMIT]
+
+
+def _pod_findings(pod: Pod) -> list[Finding]:
+    """Open findings whose ``involved`` names the pod (kind Pod, its namespace and name), most
+    severe then oldest first, at most ``POD_FINDING_LIMIT``. One query: the JSON text is
+    narrowed by the quoted pod name (a DNS subdomain, so JSON writes it verbatim on every
+    backend), then the exact ``{kind, namespace, name}`` is checked here."""
+    quoted = json.dumps(pod.name)
+    candidates = (
+        Finding.objects.open().filter(cluster=pod.cluster)
+        .filter(Q(kind="Pod", namespace=pod.namespace, name=pod.name) | Q(involved__icontains=quoted))
+        .select_related("cluster").defer("evidence").stuck_order()[: POD_FINDING_LIMIT * 4]
+    )
+    out = []
+    for f in candidates:
+        if any(isinstance(o, dict) and o.get("kind") == "Pod" and o.get("namespace") == pod.namespace
+               and o.get("name") == pod.name for o in f.involved or []):
+            out.append(f)
+    return out[:POD_FINDING_LIMIT]
 
 
 # States in which a claim holds an allocation (a deleting claim may still hold one).
@@ -175,7 +200,7 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
         "raw_requests": spec.get("requests") or [],
         "open_findings": [f for f in findings if f.resolved_at is None],
         "resolved_findings": [f for f in findings if f.resolved_at is not None],
-        "events": _events(claim, pod_names),
+        "events": _events(claim.cluster, claim.namespace, {claim.name}, pod_names),
         "transitions": transitions,
         "history": _history(claim, transitions, reserved_now=bool(reservations), allocated_now=bool(results)),
     }
@@ -183,10 +208,18 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
 
 
 def pod_detail(request, cluster_name: str, namespace: str, name: str):
+    """A pod: its claims, the open findings that involve it and the Events about it."""
     pod = get_object_or_404(Pod.objects.select_related("cluster"), cluster__name=cluster_name, namespace=namespace, name=name)
     claims = ResourceClaim.objects.filter(cluster=pod.cluster, namespace=pod.namespace, name__in=pod.claim_names).defer("raw")
     refs = (pod.raw.get("spec") or {}).get("resourceClaims") or []
-    ctx = {"pod": pod, "claims": claims, "refs": refs, "conditions": (pod.raw.get("status") or {}).get("conditions") or []}
+    findings = _pod_findings(pod)
+    attach_age_reference(findings)
+    attach_object_links(findings, known=[("Pod", pod.cluster_id, pod.namespace, pod.name)])
+    ctx = {
+        "pod": pod, "claims": claims, "refs": refs, "conditions": (pod.raw.get("status") or {}).get("conditions") or [],
+        "open_findings": findings,
+        "events": _events(pod.cluster, pod.namespace, set(), {pod.name}),
+    }
     return render(request, "claims/pod_detail.html", ctx)
 
 

@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from claims.diagnosis.context import Context, claim_ref, earliest, minutes, node_ref, pod_ref, slice_ref
-from claims.diagnosis.feasibility import blocking_taints, device_taints, rule_selects
+from claims.diagnosis.feasibility import ClaimFeasibility, blocking_taints, device_taints, rule_selects
 from claims.diagnosis.findings import Finding, ObjectRef
 from claims.diagnosis.known_issues import issues_for, load_known_issues
-from claims.diagnosis.state import PodInfo, parse_version
-from inventory.parse import GPU_DRIVER, ResourceClaim
+from claims.diagnosis.state import NodeInfo, PodInfo, parse_version
+from inventory.cel import evaluate_device
+from inventory.parse import GPU_DRIVER, Device, ResourceClaim
 
 MIG_DISABLED_CONFIGS = ("all-disabled", "")
 
@@ -58,6 +59,42 @@ def _plugin_state(pods: list[PodInfo]) -> str:
     return "; ".join(bits)
 
 
+def labelled_gpu(node: NodeInfo) -> Device | None:
+    """The whole GPU a node's GPU Feature Discovery labels describe, as a device would be
+    published: ``nvidia.com/gpu.memory`` (MiB) as capacity ``memory``, ``nvidia.com/gpu.product``
+    (dashes for spaces) as ``productName``. None without a memory label."""
+    mem = node.labels.get("nvidia.com/gpu.memory", "")
+    if not mem.isdigit():
+        return None
+    product = node.labels.get("nvidia.com/gpu.product", "").replace("-", " ")
+    attrs = {f"{GPU_DRIVER}/type": "gpu"}
+    if product:
+        attrs[f"{GPU_DRIVER}/productName"] = product
+    return Device(
+        driver=GPU_DRIVER, pool=node.name, name="labelled-gpu", node_name=node.name, slice_name="",
+        type="gpu", uuid=None, parent_uuid=None, product_name=product or None, profile=None,
+        architecture=None, driver_version=None, pci_bus_id=None, memory_bytes=int(mem) * 2**20,
+        attributes=attrs, capacity={f"{GPU_DRIVER}/memory": f"{mem}Mi"},
+    )  # fmt: skip
+
+
+def node_could_satisfy(ctx: Context, feas: ClaimFeasibility, node_name: str) -> bool:
+    """Could a GPU of ``node_name`` (whose driver publishes nothing) satisfy every request of
+    the claim? Judged from the node's labels (``labelled_gpu``) against each request's class
+    and selectors; when the labels cannot tell (no memory label, a selector reading an
+    attribute the labels lack), assume it could."""
+    node = ctx.state.nodes.get(node_name)
+    gpu = labelled_gpu(node) if node else None
+    if gpu is None:
+        return True
+    for r in feas.requests:
+        dc = ctx.state.device_classes.get(r.device_class or "")
+        result = evaluate_device(gpu, [*(dc.selectors if dc else ()), *r.selectors])
+        if not result.error and not result.matched:
+            return False
+    return True
+
+
 def _stuck_claims_for_gpu_driver(ctx: Context) -> list[tuple[ResourceClaim, list[PodInfo]]]:
     out = []
     for claim, pods in ctx.pending_claims():
@@ -77,9 +114,12 @@ def rule_driver_publishing(ctx: Context) -> Iterator[Finding]:
     for node_name, kind in sorted(gaps.items()):
         plugins = state.plugin_pods_on_node(node_name)
         plugin_txt = _plugin_state(plugins)
+        # Claims this node's GPUs could serve (a claim needing more memory than they have is
+        # not waiting for this driver: its own no_matching_device finding says so).
         affected = [
             (c, pods) for c, pods in stuck
             if not any(p.node_name and p.node_name != node_name for p in pods)
+            and node_could_satisfy(ctx, ctx.feasibility(c), node_name)
         ]
         objs: list[ObjectRef] = []
         if kind == "empty_pool":

@@ -14,10 +14,9 @@ from claims.diagnosis.context import Context, claim_ref, earliest, minutes, pod_
 from claims.diagnosis.feasibility import ClaimFeasibility
 from claims.diagnosis.findings import Finding, ObjectRef
 from claims.diagnosis.known_issues import issues_for
-from claims.diagnosis.rules_node import driver_gaps
-from claims.diagnosis.state import ComponentInfo, NodeInfo
+from claims.diagnosis.rules_node import driver_gaps, node_could_satisfy
+from claims.diagnosis.state import ComponentInfo
 from inventory.cel import evaluate_device
-from inventory.parse import GPU_DRIVER, Device
 
 _VERDICT_CATEGORY = {
     "device_class_missing": "device_class_missing",
@@ -33,48 +32,10 @@ def _vendor(name: str) -> str:
     return ".".join(parts[-2:]) if len(parts) >= 2 else name
 
 
-def labelled_gpu(node: NodeInfo) -> Device | None:
-    """The whole GPU a node's GPU Feature Discovery labels describe, as a device would be
-    published: ``nvidia.com/gpu.memory`` (MiB) as capacity ``memory``, ``nvidia.com/gpu.product``
-    (dashes for spaces) as ``productName``. None without a memory label."""
-    mem = node.labels.get("nvidia.com/gpu.memory", "")
-    if not mem.isdigit():
-        return None
-    product = node.labels.get("nvidia.com/gpu.product", "").replace("-", " ")
-    attrs = {f"{GPU_DRIVER}/type": "gpu"}
-    if product:
-        attrs[f"{GPU_DRIVER}/productName"] = product
-    return Device(
-        driver=GPU_DRIVER, pool=node.name, name="labelled-gpu", node_name=node.name, slice_name="",
-        type="gpu", uuid=None, parent_uuid=None, product_name=product or None, profile=None,
-        architecture=None, driver_version=None, pci_bus_id=None, memory_bytes=int(mem) * 2**20,
-        attributes=attrs, capacity={f"{GPU_DRIVER}/memory": f"{mem}Mi"},
-    )  # fmt: skip
-
-
 def _gap_nodes_could_match(ctx: Context, feas: ClaimFeasibility, gaps: Mapping[str, str]) -> bool:
     """Could a GPU on a node whose driver publishes nothing satisfy the claim's requests?
-
-    Judged from the node's labels; when the labels cannot tell (no memory label, a selector
-    reading attributes the labels lack), assume it could: the driver finding then owns the claim.
-    """
-    for node_name in gaps:
-        node = ctx.state.nodes.get(node_name)
-        gpu = labelled_gpu(node) if node else None
-        if gpu is None:
-            return True
-        fits = True
-        for r in feas.requests:
-            dc = ctx.state.device_classes.get(r.device_class or "")
-            exprs = [*(dc.selectors if dc else ()), *r.selectors]
-            result = evaluate_device(gpu, exprs)
-            if result.error or not result.matched:
-                fits = bool(result.error)  # an unreadable attribute: cannot rule the node out
-                if not fits:
-                    break
-        if fits:
-            return True
-    return False
+    (``rules_node.node_could_satisfy`` for each such node.)"""
+    return any(node_could_satisfy(ctx, feas, node_name) for node_name in gaps)
 
 
 def rule_allocation(ctx: Context) -> Iterator[Finding]:
@@ -202,7 +163,7 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
 
 
 def _class_matches(ctx: Context, class_name: str, device: object) -> bool:
-    from inventory.cel import SelectorError, evaluate_device
+    from inventory.cel import SelectorError
 
     dc = ctx.state.device_classes.get(class_name)
     if dc is None:

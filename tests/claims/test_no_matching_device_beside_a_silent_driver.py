@@ -1,11 +1,12 @@
 """A node whose driver publishes nothing only takes over a no-match claim when its labelled
-GPUs could match; labels that rule it out leave no_matching_device standing."""
+GPUs could match; labels that rule it out leave no_matching_device standing, and the driver
+finding then neither lists the claim nor counts it as waiting for that node."""
 
 from __future__ import annotations
 
 import copy
 
-from claims.diagnosis.rules_pending import labelled_gpu
+from claims.diagnosis.rules_node import labelled_gpu
 from claims.diagnosis.state import ClusterState
 from tests.claims.diag_helpers import load_yaml, of_kind
 from tests.claims.diag_helpers import run as run_diagnosis
@@ -34,6 +35,15 @@ def test_a_silent_node_whose_labelled_memory_is_too_small_leaves_no_matching_dev
     cats = _categories(run_diagnosis(objs))
     assert "no_matching_device" in cats
     assert "driver_not_publishing_on_node" in cats
+
+
+def test_the_driver_finding_of_a_node_too_small_for_the_claim_does_not_claim_it():
+    objs, silent = _with_silent_node("81559")
+    findings = run_diagnosis(objs)
+    driver = next(f for f in findings if f.category == "driver_not_publishing_on_node")
+    assert not [o for o in driver.objects if o.kind == "ResourceClaim"]
+    assert driver.evidence["affected_claims"] == [] and driver.severity == "warning"
+    assert "wait for a device" not in driver.summary
 
 
 def test_a_silent_node_whose_labelled_gpu_could_match_owns_the_claim():

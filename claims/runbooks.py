@@ -7,6 +7,8 @@ cannot inject scripts or event handlers into the page.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,7 +36,49 @@ def render_markdown(text: str) -> str:
     return nh3.clean(html, link_rel="noopener noreferrer")
 
 
+# What a Kubernetes name or namespace can hold (DNS-1123 subdomain): only such values are put
+# into commands an engineer copies into a shell.
+_SAFE_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+# Placeholder -> the involved object kind whose name fills it.
+_PLACEHOLDER_KINDS = {"claim": "ResourceClaim", "pod": "Pod", "node": "Node", "slice": "ResourceSlice", "class": "DeviceClass"}
+
+
+def placeholder_values(involved: Iterable[Mapping[str, object]], node_name: str = "") -> dict[str, str]:
+    """Values for a runbook's ``<ns>``, ``<claim>``, ``<pod>``, ``<node>``, ``<slice>`` and
+    ``<class>`` from a finding's involved objects (``[{kind, namespace, name}]``, main object
+    first) and its node: the first object of each kind; ``<ns>`` from the first namespaced one.
+    Values that are not valid Kubernetes names are left out (the placeholder stays)."""
+    values: dict[str, str] = {}
+    objs = list(involved)
+    for key, kind in _PLACEHOLDER_KINDS.items():
+        name = next((str(o.get("name") or "") for o in objs if o.get("kind") == kind), "")
+        if key == "node" and not name:
+            name = node_name
+        if name and _SAFE_NAME.fullmatch(name):
+            values[key] = name
+    ns = next((str(o.get("namespace")) for o in objs if o.get("namespace")), "")
+    if ns and _SAFE_NAME.fullmatch(ns):
+        values["ns"] = ns
+    return values
+
+
+def fill_placeholders(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with each ``<key>`` of ``values`` replaced by its value; others left as they are."""
+    return re.sub(r"<([a-z][a-z-]*)>", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def render_runbook(category: str, values: Mapping[str, str] | None = None) -> str:
+    """The runbook of ``category`` as sanitized HTML, its placeholders filled from ``values``
+    (``placeholder_values``). Raises ``UnknownCategory``, ``OSError``."""
+    text = _runbook_text(category)
+    return render_markdown(fill_placeholders(text, values)) if values else _rendered(category)
+
+
 @lru_cache(maxsize=len(CATEGORIES))
-def render_runbook(category: str) -> str:
-    """The runbook of ``category`` as sanitized HTML. Raises ``UnknownCategory``, ``OSError``."""
-    return render_markdown(runbook_path(category).read_text(encoding="utf-8"))
+def _runbook_text(category: str) -> str:
+    return runbook_path(category).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=len(CATEGORIES))
+def _rendered(category: str) -> str:
+    return render_markdown(_runbook_text(category))

@@ -24,7 +24,7 @@ from inventory.models import AllocationResult, ClaimState, KubeObject, Pod, Rese
 from .filters import ClaimFilter, StuckFilter
 from .links import attach_object_links
 from .models import ClaimTransition, Finding, TransitionField
-from .runbooks import UnknownCategory, render_runbook
+from .runbooks import UnknownCategory, placeholder_values, render_runbook
 
 PAGE_SIZE = 50
 EVENT_LIMIT = 50
@@ -225,14 +225,16 @@ def pod_detail(request, cluster_name: str, namespace: str, name: str):
 
 def runbook(request, category: str):
     """A category's runbook; with ``?finding=<id>`` also that finding's involved objects."""
-    try:
-        html = render_runbook(category)
-    except (UnknownCategory, OSError):
-        raise Http404("no such diagnosis category") from None
-    finding = None
+    finding, values = None, {}
     fid = request.GET.get("finding", "")
     if fid.isdigit():
         finding = Finding.objects.select_related("cluster").filter(pk=int(fid), category=category).first()
         if finding is not None:
             attach_object_links([finding])
-    return render(request, "claims/runbook.html", {"category": category, "html": html, "finding": finding})
+            values = placeholder_values(finding.involved or [], finding.node_name)
+    try:
+        html = render_runbook(category, values)
+    except (UnknownCategory, OSError):
+        raise Http404("no such diagnosis category") from None
+    ctx = {"category": category, "html": html, "finding": finding, "filled": values}
+    return render(request, "claims/runbook.html", ctx)

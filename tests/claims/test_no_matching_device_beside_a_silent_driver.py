@@ -41,6 +41,7 @@ def test_the_driver_finding_of_a_node_too_small_for_the_claim_does_not_claim_it(
     objs, silent = _with_silent_node("81559")
     findings = run_diagnosis(objs)
     driver = next(f for f in findings if f.category == "driver_not_publishing_on_node")
+    assert any(o.kind == "Node" and o.name == silent for o in driver.objects)
     assert not [o for o in driver.objects if o.kind == "ResourceClaim"]
     assert driver.evidence["affected_claims"] == [] and driver.severity == "warning"
     assert "wait for a device" not in driver.summary

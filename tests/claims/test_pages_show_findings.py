@@ -54,7 +54,7 @@ def test_claim_page_shows_findings_runbook_events_and_history(client_in, stuck_c
     body = resp.content.decode()
     assert stuck_claim.summary in body
     assert reverse("claims:runbook", args=["claim_stuck_deallocating"]) in body
-    assert "claim_stuck_deallocating</a> appeared" in body
+    assert "claim_stuck_deallocating</a> appeared" in body.replace("<wbr>", "")  # breaks at underscores
     assert stuck_claim in resp.context["open_findings"]
 
 

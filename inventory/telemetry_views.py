@@ -157,8 +157,9 @@ def device_chart_json(request, pk: int):
     return HttpResponse(fig.to_json(), content_type="application/json")
 
 
-def _arrange(devices: list[Device]) -> list[dict[str, Any]]:
-    """GPUs of one node in minor order, each with its MIG instances (by ``parentUUID``)."""
+def _gpu_groups(devices: list[Device]) -> list[dict[str, Any]]:
+    """GPUs of one node in minor order (``gpu-<minor>`` names), each ``{"device", "migs",
+    "name"}`` with its MIG instances (by ``parentUUID``) sorted by name."""
     gpus: dict[str, dict[str, Any]] = {}
     for d in devices:
         if d.type == DeviceType.GPU:
@@ -168,12 +169,19 @@ def _arrange(devices: list[Device]) -> list[dict[str, Any]]:
             g = gpus.setdefault(d.parent_uuid or d.name, {"device": None, "migs": [], "name": d.name.split("-mig-")[0]})
             g["migs"].append(d)
     for g in gpus.values():
+        g["migs"].sort(key=lambda m: m.name)
+    return sorted(gpus.values(), key=lambda g: (_minor(g["name"]), g["name"]))
+
+
+def _arrange(devices: list[Device]) -> list[dict[str, Any]]:
+    """``_gpu_groups`` with each device's utilization and heat colour from its latest values."""
+    groups = _gpu_groups(devices)
+    for g in groups:
         for d in [g["device"], *g["migs"]]:
             if d is not None:
                 d.util = charts.utilization_percent(d.metrics)
                 d.colour = charts.heat_colour(d.util)
-        g["migs"].sort(key=lambda m: m.name)
-    return sorted(gpus.values(), key=lambda g: (_minor(g["name"]), g["name"]))
+    return groups
 
 
 def _minor(name: str) -> int:
@@ -215,18 +223,12 @@ def _node_and_devices(cluster_name: str, name: str) -> tuple[Node, list[Device]]
 
 def chart_devices(devices: list[Device], limit: int | None = None) -> tuple[list[Device], int]:
     """``(devices of the first limit physical GPUs, number of physical GPUs)``: GPUs in minor
-    order (``gpu-<minor>`` names), each followed by its MIG instances by name. ``limit``
-    defaults to ``charts.NODE_CHART_GPUS``."""
+    order, each followed by its MIG instances by name (``_gpu_groups``); only GPUs with a UUID,
+    which Prometheus selects them by. ``limit`` defaults to ``charts.NODE_CHART_GPUS``."""
     limit = charts.NODE_CHART_GPUS if limit is None else limit
-
-    def order(d: Device):
-        base = d.name.split("-mig-")[0] if d.parent_uuid else d.name
-        return (_minor(base), base, bool(d.parent_uuid), d.name)
-
-    ordered = sorted(devices, key=order)
-    uuids = gpu_uuids(ordered)
-    keep = set(uuids[:limit])
-    return [d for d in ordered if (d.parent_uuid or d.uuid) in keep], len(uuids)
+    members = [[d for d in (g["device"], *g["migs"]) if d is not None] for g in _gpu_groups(devices)]
+    with_uuid = [m for m in members if gpu_uuids(m)]
+    return [d for m in with_uuid[:limit] for d in m], len(with_uuid)
 
 
 def _node_figure(request, node: Node, devices: list[Device]):

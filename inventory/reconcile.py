@@ -57,6 +57,22 @@ class KindCounts:
         return dict(self.__dict__)
 
 
+def _save(model: type, batch: list[Any], update: list[str] | None = None) -> None:
+    """Insert ``batch`` (or, with ``update`` columns, update its ``(pk, row)`` pairs) in a
+    savepoint, so a refused batch leaves the sync's transaction usable."""
+    with transaction.atomic():
+        if update is None:
+            insert_rows(model, batch)
+        else:
+            update_rows(model, update, batch)
+
+
+def _read_again(model: type, pks: set[int]) -> None:
+    """Forget the stored ``resourceVersion`` of ``pks`` (stored without one of their child
+    rows), so the next sync reads them again and reports the problem while it lasts."""
+    update_rows(model, ["resource_version"], [(pk, {"resource_version": ""}) for pk in sorted(pks)])
+
+
 def _chunks(items: list[Any], size: int = 400):
     # SQLite caps the parameters of one statement (999 before 3.32): two lists of 400 fit.
     for i in range(0, len(items), size):
@@ -107,7 +123,7 @@ class Reconcile:
         self.buffers: dict[str, list[Item]] = defaultdict(list)
         self.buffered_text: dict[str, int] = defaultdict(int)
         self.node_objects: set[str] = set()
-        self.slice_nodes: dict[str, str] = {}  # node name -> first GPU product its slices name
+        self.slice_nodes: set[str] = set()  # nodes named by stored slices
         self.touched_nodes: set[str] = set()
         self.devices_moved = False
         self.start_classes = self._classes()
@@ -181,11 +197,7 @@ class Reconcile:
         if not batch:
             return set()
         try:
-            with transaction.atomic():
-                if update is None:
-                    insert_rows(model, batch)
-                else:
-                    update_rows(model, update, batch)
+            _save(model, batch, update)
             return set()
         except STORE_ERRORS:
             return self._store_one_by_one(model, batch, describe, update)
@@ -202,11 +214,7 @@ class Reconcile:
         failed: set[int] = set()
         for i, row in enumerate(batch):
             try:
-                with transaction.atomic():
-                    if update is None:
-                        insert_rows(model, [row])
-                    else:
-                        update_rows(model, update, [row])
+                _save(model, [row], update)
             except STORE_ERRORS as exc:
                 failed.add(i)
                 reason = (str(exc).splitlines() or [""])[0][:200]
@@ -363,9 +371,7 @@ class Reconcile:
         self.slices_by_classes.append((self.classes, [pk for pk, _ in slices]))
         # Rows first, before any query: new slices may still be being stored (PostgreSQL).
         wanted: dict[tuple[str, str, str], tuple[int, dict[str, Any]]] = {}
-        # Slices stored without one of their devices: their resourceVersion is not recorded, so
-        # the next sync reads them again and reports the problem again while it lasts.
-        incomplete: set[int] = set()
+        incomplete: set[int] = set()  # slices stored without one of their devices: _read_again
         for slice_pk, s in slices:
             for d in s.devices:
                 if d.key in wanted:
@@ -379,11 +385,7 @@ class Reconcile:
         lost = self.unstored["ResourceSlice"]  # new slices the database refused: no devices
         if lost:
             wanted = {k: v for k, v in wanted.items() if v[0] not in lost}
-        for slice_pk, s in slices:
-            if s.node_name and slice_pk not in lost and not self.slice_nodes.get(s.node_name):
-                self.slice_nodes[s.node_name] = next(
-                    (d.product_name for d in s.devices if d.product_name and d.driver == parse.GPU_DRIVER), ""
-                )
+        self.slice_nodes.update(s.node_name for pk, s in slices if s.node_name and pk not in lost)
         slice_pks = {pk for pk, _ in slices}
         existing: dict[tuple[str, str, str], int] = {}
         for pks in _chunks(sorted(updated)):  # a slice created just now has no devices yet
@@ -432,7 +434,7 @@ class Reconcile:
             # The new devices are stored while the next slices are parsed (PostgreSQL).
             incomplete.update(create[n]["slice_id"] for n in failed)
             counts.created += len(create) - len(failed)
-            update_rows(ResourceSlice, ["resource_version"], [(pk, {"resource_version": ""}) for pk in sorted(incomplete)])
+            _read_again(ResourceSlice, incomplete)
 
         self._store_later(Device, create, device, stored)
 
@@ -503,9 +505,7 @@ class Reconcile:
         incomplete = {results[n]["claim_id"] for n in failed}
         failed = self._store(Reservation, reservations, lambda r: f"reservedFor {r['resource']} {r['name']}")
         incomplete |= {reservations[n]["claim_id"] for n in failed}
-        # Claims stored without one of their results or consumers: their resourceVersion is not
-        # recorded, so the next sync reads them again and reports the problem while it lasts.
-        update_rows(ResourceClaim, ["resource_version"], [(pk, {"resource_version": ""}) for pk in sorted(incomplete)])
+        _read_again(ResourceClaim, incomplete)  # stored without one of its results or consumers
 
     def _resolve_allocations(self) -> None:
         """Point allocation results whose device was unknown at the device with their key."""
@@ -527,8 +527,10 @@ class Reconcile:
         """Give every node a ResourceSlice names a Node row, even when no Node object was read.
 
         Such rows use the stand-in uid an uid-less Node object would get (``Node//name``), are
-        flagged ``from_slices``, and vanish when a complete Node list no longer has them."""
-        named = set(self.slice_nodes) - self.node_objects
+        flagged ``from_slices``, and vanish when a complete Node list no longer has them. Their
+        GPU product and counts come from their devices: a new row makes ``finish`` recount
+        every node (``refresh_node_summaries``)."""
+        named = self.slice_nodes - self.node_objects
         if not named:
             return
         # Seen in this read (through their slices): a complete Node list must not delete them.
@@ -537,7 +539,7 @@ class Reconcile:
         for chunk in _chunks(sorted(named)):
             have.update(Node.objects.filter(cluster=self.cluster, name__in=chunk).values_list("name", flat=True))
         rows = [
-            {"cluster_id": self.cluster.pk, "uid": f"Node//{n}", "name": n, "from_slices": True, "gpu_product": self.slice_nodes.get(n, "")}
+            {"cluster_id": self.cluster.pk, "uid": f"Node//{n}", "name": n, "from_slices": True}
             for n in sorted(named - have)
         ]
         failed = self._store(Node, rows, lambda row: f"Node {row['name']} (named by a ResourceSlice)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from inventory.models import Node
+from inventory.models import Device, Node
 from tests.conftest import H100_SLICES
 
 pytestmark = pytest.mark.django_db
@@ -17,6 +17,8 @@ def test_slice_only_nodes_say_their_status_is_unknown(client_in, sync_snapshot):
     sync_snapshot(H100_SLICES, name="aicr", hooks=False)  # ResourceSlices only, no Node objects
     node = Node.objects.get(cluster__name="aicr", name="gpu-node-2")
     assert node.from_slices
+    # Its product comes from the devices its slices publish.
+    assert node.gpu_product and node.gpu_product == Device.objects.filter(cluster=node.cluster, node_name=node.name, driver="gpu.nvidia.com").values_list("product_name", flat=True).first()
     page = client_in.get(node.get_absolute_url()).content.decode()
     assert "status unknown" in page and "No taints." not in page and 'badge green">Ready' not in page
     listing = client_in.get(reverse("inventory:nodes") + "?cluster=aicr").content.decode()

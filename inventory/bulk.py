@@ -256,13 +256,7 @@ class DeferredInserts:
         later query)."""
         self.settle()
         if self._hook is None or not rows or len(connection.atomic_blocks) != self._depth:
-            try:
-                with transaction.atomic():
-                    insert_rows(model, rows)
-            except STORE_ERRORS as exc:
-                done(exc)
-            else:
-                done(None)
+            _report(done, lambda: save_rows(model, rows))
             return
         try:
             stack = _open_copy(model, *_insert_plan(model, rows))
@@ -282,12 +276,27 @@ class DeferredInserts:
             return
         stack, done = self._open
         self._open = None  # done() may query: this hook must let those through
-        try:
-            stack.close()
-        except STORE_ERRORS as exc:
-            done(exc)
+        _report(done, stack.close)
+
+
+def _report(done: Callable[[Exception | None], None], write: Callable[[], object]) -> None:
+    """Run ``write``; tell ``done`` what it raised of ``STORE_ERRORS``, or None."""
+    try:
+        write()
+    except STORE_ERRORS as exc:
+        done(exc)
+    else:
+        done(None)
+
+
+def save_rows(model: type[models.Model], rows: list[Any], update: Sequence[str] | None = None) -> None:
+    """``insert_rows(model, rows)`` (or, with ``update`` columns, ``update_rows`` of its
+    ``(pk, row)`` pairs) in a savepoint: a refused batch leaves the caller's transaction usable."""
+    with transaction.atomic():
+        if update is None:
+            insert_rows(model, rows)
         else:
-            done(None)
+            update_rows(model, update, rows)
 
 
 def next_ids(model: type[models.Model], n: int) -> list[int]:

@@ -16,11 +16,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Q
 
 from . import cel, jsonlist, parse, rows
-from .bulk import STORE_ERRORS, DeferredInserts, delete_pks, insert_rows, next_ids, update_rows
+from .bulk import STORE_ERRORS, DeferredInserts, delete_pks, next_ids, save_rows, update_rows
 from .kinds import BY_KIND
 from .models import (
     TYPED_MODELS,
@@ -55,16 +54,6 @@ class KindCounts:
 
     def as_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
-
-
-def _save(model: type, batch: list[Any], update: list[str] | None = None) -> None:
-    """Insert ``batch`` (or, with ``update`` columns, update its ``(pk, row)`` pairs) in a
-    savepoint, so a refused batch leaves the sync's transaction usable."""
-    with transaction.atomic():
-        if update is None:
-            insert_rows(model, batch)
-        else:
-            update_rows(model, update, batch)
 
 
 def _read_again(model: type, pks: set[int]) -> None:
@@ -197,7 +186,7 @@ class Reconcile:
         if not batch:
             return set()
         try:
-            _save(model, batch, update)
+            save_rows(model, batch, update)
             return set()
         except STORE_ERRORS:
             return self._store_one_by_one(model, batch, describe, update)
@@ -214,7 +203,7 @@ class Reconcile:
         failed: set[int] = set()
         for i, row in enumerate(batch):
             try:
-                _save(model, [row], update)
+                save_rows(model, [row], update)
             except STORE_ERRORS as exc:
                 failed.add(i)
                 reason = (str(exc).splitlines() or [""])[0][:200]

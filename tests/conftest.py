@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -13,6 +14,13 @@ H100_SLICES = FIXTURES / "k8s/resourceslices/aicr-eks-2x8-h100-gpu-and-computedo
 VKS_SLICES = FIXTURES / "k8s/resourceslices/vks-2x-grid-a100-10c-vgpu-gpu-slices.v1.yaml"
 VKS_CLAIM = FIXTURES / "k8s/claims-with-status/vks-resourceclaim-allocated-reserved.v1.yaml"
 CASES = FIXTURES / "cases"
+
+
+def write_list(path: Path, objects: list) -> Path:
+    """Write ``objects`` to ``path`` as one compact JSON ``kind: List`` (what ``kubectl get -o
+    json`` and an API list page hold); returns ``path``."""
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, separators=(",", ":")))
+    return path
 
 
 @pytest.fixture

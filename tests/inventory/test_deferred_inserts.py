@@ -6,7 +6,6 @@ SQLite the inserts are immediate, and the outcomes must be the same)."""
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 from django.db import IntegrityError, connection, transaction
@@ -16,7 +15,7 @@ from inventory.models import Cluster, Device, Node, Pod, ResourceSlice, SourceKi
 from inventory.snapshot import load_path
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster
-from tests.conftest import H100_SLICES
+from tests.conftest import H100_SLICES, write_list
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -70,8 +69,7 @@ def test_a_device_the_database_refuses_is_named_and_its_slice_read_again(tmp_pat
     gpu_slice = next(s for s in odd if s["spec"]["driver"] == "gpu.nvidia.com")
     device = gpu_slice["spec"]["devices"][0]
     device["attributes"]["uuid"] = {"string": "GPU-" + "f" * 200}
-    path = tmp_path / "s.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": odd}))
+    path = write_list(tmp_path / "s.json", odd)
     run = sync_cluster(cluster, SnapshotSource(path))
     total = sum(len(s["spec"].get("devices") or []) for s in slices)
     if connection.vendor == "postgresql":
@@ -95,8 +93,7 @@ def test_a_pod_the_database_refuses_fails_only_itself(tmp_path, cluster):
          "spec": {"nodeName": "n" * (300 if i == 3 else 10)}, "status": {"phase": "Running"}}
         for i in range(6)
     ]  # fmt: skip
-    path = tmp_path / "p.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}))
+    path = write_list(tmp_path / "p.json", pods)
     run = sync_cluster(cluster, SnapshotSource(path))
     stored = set(Pod.objects.filter(cluster=cluster).values_list("name", flat=True))
     if connection.vendor == "postgresql":
@@ -115,8 +112,7 @@ def test_a_slice_the_database_refuses_takes_its_devices_with_it_and_nothing_else
     odd = copy.deepcopy(slices)
     bad = next(s for s in odd if s["spec"]["driver"] == "gpu.nvidia.com")
     bad["spec"]["nodeName"] = "n" * 300
-    path = tmp_path / "s.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": odd}))
+    path = write_list(tmp_path / "s.json", odd)
     run = sync_cluster(cluster, SnapshotSource(path))
     total = sum(len(s["spec"].get("devices") or []) for s in slices)
     if connection.vendor == "postgresql":
@@ -144,8 +140,7 @@ def test_a_claim_whose_allocation_result_is_refused_is_read_again_next_sync(tmp_
     claim = copy.deepcopy(load_path(VKS_CLAIM).objects[0])
     claim["metadata"].setdefault("resourceVersion", "7")
     claim["status"]["allocation"]["devices"]["results"][0]["pool"] = "p" * 300
-    path = tmp_path / "c.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [claim]}))
+    path = write_list(tmp_path / "c.json", [claim])
     for _ in range(2):
         run = sync_cluster(cluster, SnapshotSource(path))
         stored = ResourceClaim.objects.get(cluster=cluster)

@@ -5,7 +5,6 @@ overview show it, so filtering the node list by that name finds the node; the GP
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 from django.urls import reverse
 
 from inventory.models import Device, Node
@@ -13,12 +12,7 @@ from inventory.models import Device, Node
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def demo_db():
-    call_command("load_demo", "--no-user")
-
-
-def test_the_node_list_filters_by_the_name_device_pages_show(client_in, demo_db):
+def test_the_node_list_filters_by_the_name_device_pages_show(client_in, demo_clusters):
     labelled = [n for n in Node.objects.filter(gpu_count__gt=0) if (n.raw.get("metadata") or {}).get("labels", {}).get("nvidia.com/gpu.product")]
     assert labelled, "the demo has GPU nodes with the GPU Operator's product label"
     for node in labelled:

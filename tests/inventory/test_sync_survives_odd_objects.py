@@ -16,7 +16,7 @@ from inventory.models import Cluster, Device, KubeObject, ResourceSlice, SourceK
 from inventory.snapshot import load_path
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster
-from tests.conftest import H100_SLICES
+from tests.conftest import H100_SLICES, write_list
 
 pytestmark = pytest.mark.django_db
 
@@ -33,11 +33,6 @@ def _config_map(name: str, data: dict) -> dict:
     }  # fmt: skip
 
 
-def _write_list(path, objects):
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, separators=(",", ":")))
-    return path
-
-
 def _sync(path, name="odd"):
     cluster, _ = Cluster.objects.get_or_create(name=name, defaults={"source_kind": SourceKind.SNAPSHOT})
     return sync_cluster(cluster, SnapshotSource(path))
@@ -45,7 +40,7 @@ def _sync(path, name="odd"):
 
 def test_a_nul_character_in_a_value_is_stored_as_a_replacement_character(tmp_path):
     # PostgreSQL's jsonb and text refuse NUL; a ConfigMap value may hold one.
-    run = _sync(_write_list(tmp_path / "s.json", [*_slices(), _config_map("nul", {"k": "a\u0000b"})]))
+    run = _sync(write_list(tmp_path / "s.json", [*_slices(), _config_map("nul", {"k": "a\u0000b"})]))
     assert run.status == "ok", run.errors
     stored = KubeObject.objects.get(kind="ConfigMap", name="nul").raw["data"]["k"]
     assert stored in ("a\u0000b", "a\ufffdb")  # SQLite keeps it; PostgreSQL replaces it
@@ -67,7 +62,7 @@ def test_a_device_memory_beyond_any_real_size_is_read_as_unknown(tmp_path):
     slices = copy.deepcopy(_slices())
     gpu = next(d for s in slices for d in s["spec"]["devices"] if "memory" in (d.get("capacity") or {}))
     gpu["capacity"]["memory"] = {"value": "99999999999999999999999999Ei"}
-    run = _sync(_write_list(tmp_path / "s.json", slices))
+    run = _sync(write_list(tmp_path / "s.json", slices))
     assert run.status == "ok", run.errors
     dev = Device.objects.get(name=gpu["name"], pool=next(s for s in slices if gpu in s["spec"]["devices"])["spec"]["pool"]["name"])
     assert dev.memory_bytes is None
@@ -79,7 +74,7 @@ def test_device_attributes_that_are_not_a_map_name_the_device(tmp_path, field):
     slices = copy.deepcopy(_slices())
     bad_slice = slices[1]
     bad_slice["spec"]["devices"][0][field] = ["x"]
-    run = _sync(_write_list(tmp_path / "s.json", slices))
+    run = _sync(write_list(tmp_path / "s.json", slices))
     assert run.status == "partial"
     assert any(f"{field} is not a map" in e and bad_slice["spec"]["devices"][0]["name"] in e for e in run.errors)
     assert ResourceSlice.objects.count() == len(slices) - 1
@@ -88,7 +83,7 @@ def test_device_attributes_that_are_not_a_map_name_the_device(tmp_path, field):
 def test_json_nested_too_deeply_is_one_problem_of_its_file(tmp_path):
     folder = tmp_path / "snap"
     folder.mkdir()
-    _write_list(folder / "a-slices.json", _slices())
+    write_list(folder / "a-slices.json", _slices())
     (folder / "b-deep.json").write_text('{"apiVersion":"v1","kind":"List","items":[{"kind":"ConfigMap","metadata":{"name":"d"},"data":'
                                        + "[" * 5000 + "]" * 5000 + "}]}")
     run = _sync(folder)
@@ -100,7 +95,7 @@ def test_json_nested_too_deeply_is_one_problem_of_its_file(tmp_path):
 def test_yaml_nested_too_deeply_is_one_problem_of_its_file(tmp_path):
     folder = tmp_path / "snap"
     folder.mkdir()
-    _write_list(folder / "a-slices.json", _slices())
+    write_list(folder / "a-slices.json", _slices())
     (folder / "b-deep.yaml").write_text("kind: ConfigMap\nmetadata: {name: d}\ndata: " + "[" * 5000 + "]" * 5000 + "\n")
     run = _sync(folder)
     assert run.status == "partial"
@@ -112,14 +107,14 @@ def test_a_device_published_twice_is_reported_on_every_sync_while_it_lasts(tmp_p
     slices = copy.deepcopy(_slices())
     twin = copy.deepcopy(slices[1])
     twin["metadata"].update(name=twin["metadata"]["name"] + "-twin", uid="0f0f0f0f-0000-4000-8000-00000000abcd")
-    path = _write_list(tmp_path / "s.json", [*slices, twin])
+    path = write_list(tmp_path / "s.json", [*slices, twin])
     cluster = Cluster.objects.create(name="twice", source_kind=SourceKind.SNAPSHOT)
     for _ in range(3):
         run = sync_cluster(cluster, SnapshotSource(path))
         assert run.status == "partial"
         assert any("published twice" in e or "also published by another slice" in e for e in run.errors), run.errors
     # Fixed in the source: the next sync is clean again.
-    run = sync_cluster(cluster, SnapshotSource(_write_list(tmp_path / "fixed.json", slices)))
+    run = sync_cluster(cluster, SnapshotSource(write_list(tmp_path / "fixed.json", slices)))
     assert run.status == "ok", run.errors
 
 
@@ -133,7 +128,7 @@ def test_a_device_published_again_in_a_later_batch_of_a_first_sync_is_kept_once(
     twin = copy.deepcopy(slices[1])
     twin["metadata"].update(name=twin["metadata"]["name"] + "-twin", uid="0f0f0f0f-0000-4000-8000-00000000abce")
     cluster = Cluster.objects.create(name="twice-later", source_kind=SourceKind.SNAPSHOT)
-    run = sync_cluster(cluster, SnapshotSource(_write_list(tmp_path / "s.json", [*slices, twin])))
+    run = sync_cluster(cluster, SnapshotSource(write_list(tmp_path / "s.json", [*slices, twin])))
     assert run.status == "partial"
     reported = [e for e in run.errors if "also published by another slice" in e]
     assert len(reported) == len(twin["spec"]["devices"]), run.errors
@@ -182,7 +177,7 @@ def test_an_impossible_creation_date_is_read_as_unknown(tmp_path):
                      "creationTimestamp": "2026-02-30T00:00:00Z"},
         "spec": {"nodeName": "n"}, "status": {"phase": "Running"},
     }  # fmt: skip
-    run = _sync(_write_list(tmp_path / "s.json", [*_slices(), pod]))
+    run = _sync(write_list(tmp_path / "s.json", [*_slices(), pod]))
     assert run.status == "ok", run.errors
     from inventory.models import Pod
 

@@ -33,7 +33,7 @@ class SourceKind(models.TextChoices):
 class SyncStatus(BadgeChoices):
     RUNNING = "running", "Running"
     OK = "ok", "OK"
-    PARTIAL = "partial", "Partial (nothing deleted)"
+    PARTIAL = "partial", "Partial"
     FAILED = "failed", "Failed"
 
 
@@ -85,6 +85,7 @@ class SyncRun(models.Model):
     errors = models.JSONField(default=list, help_text="one message per failed read or malformed object")
     error = models.TextField(blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    worker = models.CharField(max_length=300, blank=True, help_text="host:pid of the process running it (to close runs whose process died)")
 
     class Meta:
         ordering = ["-started"]

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "inventory",
     "claims",
     "migration",
+    "devtools",  # dev commands (demo, fleet, benchmark); product apps never import it
 ]
 
 MIDDLEWARE = [
@@ -250,3 +251,27 @@ if OIDC_ENABLED:
     OIDC_RP_SCOPES = env.str("OIDC_RP_SCOPES", default="openid email profile")
     OIDC_CREATE_USER = env.bool("OIDC_CREATE_USER", default=True)
     LOGIN_REDIRECT_URL_FAILURE = "/login/"
+
+# --- The read-only JSON API under /api/ (Django REST framework; OpenAPI at /api/schema/) ----
+# Same permissions as the pages: any logged-in user reads. Scripts send "Authorization: Token
+# <key>" (manage.py drf_create_token <user>); the browser's session works too.
+INSTALLED_APPS += ["rest_framework", "rest_framework.authtoken", "drf_spectacular"]
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "inventory.api.pagination.Pagination",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Claimscope API",
+    "DESCRIPTION": "Read-only: DRA GPU inventory, ResourceClaims, diagnosis findings, readiness, migration plan.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+}

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from inventory.fleet import generate_fleet, mutate_claims
+from devtools.fleet import generate_fleet, mutate_claims
 from inventory.models import Cluster, Node, ResourceClaim, SourceKind
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster

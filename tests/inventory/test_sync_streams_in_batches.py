@@ -10,8 +10,8 @@ from collections import Counter
 import pytest
 from django.db import connection
 
+from devtools.fleet import generate_fleet
 from inventory import reconcile
-from inventory.fleet import generate_fleet
 from inventory.kinds import KIND_NAMES
 from inventory.models import (
     AllocationResult,

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from migration.demo import DEMO_NOTE, LEGACY_CLUSTER, seed_readiness_history
+from devtools.readiness_demo import DEMO_NOTE, LEGACY_CLUSTER, seed_readiness_history
 from migration.evaluation import week_before
 from migration.models import Attestation, ReadinessEvaluation, Trigger
 

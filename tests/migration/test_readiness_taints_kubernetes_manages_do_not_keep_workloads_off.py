@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 from migration_fixtures import CASES, find, load
 
-from inventory.demo import build_demo
+from devtools.demo import build_demo
 from inventory.snapshot import load_path
 from migration.readiness import evaluate_readiness
 

@@ -5,13 +5,14 @@ same arguments always give the same objects (uids are ``uuid5`` of seed and name
 choices come from ``random.Random(seed)``).
 
 Used by the re-sync benchmark (``generate_fleet`` + ``mutate_claims``), the ``generate_fleet``
-management command and the demo cluster (``inventory.demo`` drives ``ClusterBuilder``).
+management command and the demo cluster (``devtools.demo`` drives ``ClusterBuilder``).
 
-Shapes and where they come from (``/work/shared`` reference material, copied facts only):
+Shapes and where they come from (facts read from public sources and our own readings, listed
+with repository, commit and licence in ``demo/SOURCES.md``; no file copied):
 
 - Node labels of GPU Feature Discovery (``nvidia.com/gpu.product``, ``gpu.memory`` in MiB,
   ``gpu.count``, ``mig.config``, ``mig.config.state``, ``cuda.driver-version.full``) as in the
-  cases' nodes; MIG configuration names from the GPU Operator's default mig-parted ConfigMap
+  diagnosis cases' nodes (``tests/fixtures/cases``); MIG configuration names from the GPU Operator's default mig-parted ConfigMap
   (``all-disabled``, ``all-1g.18gb``, ``all-balanced``...).
 - ResourceSlice of driver ``gpu.nvidia.com``: one per node, pool = node name,
   ``resourceSliceCount: 1``, owner reference to the Node; whole-GPU attributes exactly as in the
@@ -50,7 +51,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from . import mig
+from inventory import mig
 
 GPU_DRIVER = "gpu.nvidia.com"
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
@@ -74,8 +75,8 @@ class MigEngines:
     ofa_engines: int
 
 
-# GH100 (H100 80GB, H200, H200 NVL): real `nvidia-smi mig -lgip` of an H200
-# (realdata/nvml/h200-nvidia-smi-mig-lgip.txt); H100 80GB profiles have the same SM/engine split.
+# GH100 (H100 80GB, H200, H200 NVL): `nvidia-smi mig -lgip` of a real H200 (our reading,
+# 2026-11-30; demo/SOURCES.md); H100 80GB profiles have the same SM/engine split.
 _GH100_ENGINES = {
     "1g": MigEngines(16, 1, 1, 0, 1, 0),
     "1g+me": MigEngines(16, 1, 1, 0, 1, 1),

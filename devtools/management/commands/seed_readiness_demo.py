@@ -14,8 +14,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
+from devtools.readiness_demo import LEGACY_CLUSTER, load_legacy_cluster, seed_readiness_history
 from inventory.models import Cluster, SyncStatus
-from migration.demo import LEGACY_CLUSTER, load_legacy_cluster, seed_readiness_history
 
 
 class Command(BaseCommand):

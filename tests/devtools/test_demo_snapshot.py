@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from devtools.demo import build_demo, write_demo
 from inventory import dcgm, parse
-from inventory.demo import build_demo, write_demo
 from inventory.snapshot import load_path, newest_timestamp
-from tests.inventory.test_fleet_consistency_helpers import allocation_problems, device_index, of_kind
+from tests.devtools.test_fleet_consistency_helpers import allocation_problems, device_index, of_kind
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 

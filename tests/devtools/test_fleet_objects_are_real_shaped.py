@@ -7,10 +7,10 @@ from decimal import Decimal
 
 import pytest
 
+from devtools.fleet import generate_fleet
 from inventory import parse
-from inventory.fleet import generate_fleet
 from inventory.normalize import normalize
-from tests.inventory.test_fleet_consistency_helpers import allocation_problems, device_index, of_kind
+from tests.devtools.test_fleet_consistency_helpers import allocation_problems, device_index, of_kind
 
 GIB = Decimal(1024**3)
 

@@ -7,9 +7,9 @@ from collections import defaultdict
 
 import pytest
 
+from devtools.fleet import GPU_MODELS, all_smallest, balanced, generate_fleet, place_profiles
 from inventory import mig
-from inventory.fleet import GPU_MODELS, all_smallest, balanced, generate_fleet, place_profiles
-from tests.inventory.test_fleet_consistency_helpers import device_index
+from tests.devtools.test_fleet_consistency_helpers import device_index
 
 NAME = re.compile(r"^gpu-(\d+)-mig-([0-9a-z]+)-(\d+)-(\d+)$")
 

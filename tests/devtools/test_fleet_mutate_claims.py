@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
+from devtools.fleet import generate_fleet, mutate_claims
 from inventory import parse
-from inventory.fleet import generate_fleet, mutate_claims
-from tests.inventory.test_fleet_consistency_helpers import allocation_problems
+from tests.devtools.test_fleet_consistency_helpers import allocation_problems
 
 
 @pytest.fixture(scope="module")

@@ -35,8 +35,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.urls import reverse
 
+from devtools.fleet import generate_fleet, mutate_claims
 from inventory.dcgm import DcgmSample
-from inventory.fleet import generate_fleet, mutate_claims
 from inventory.models import Cluster, Device, Node, ResourceClaim, SourceKind
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster

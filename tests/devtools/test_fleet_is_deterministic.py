@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from inventory.fleet import FLEET_EPOCH, generate_fleet
+from devtools.fleet import FLEET_EPOCH, generate_fleet
 from inventory.snapshot import newest_timestamp
 
 NOW = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)

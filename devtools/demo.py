@@ -6,13 +6,15 @@ DCGM exporter scrape; ``write_demo(folder, now)`` writes them as a snapshot fold
 The ``load_demo`` management command writes it under ``var/demo/`` at load time, so ages read
 right ("Pending for 42 min"), and syncs it through ``inventory.sync.sync_cluster``.
 
-Hardware (domain brief, "Hardware the customers run"): two 2x RTX PRO 6000 Blackwell Server
+Hardware the customers run: two 2x RTX PRO 6000 Blackwell Server
 Edition entry servers (one in MIG mode ``all-1g.24gb``) and a third whose driver publishes an
 empty pool; five 4x H200 NVL inference nodes (one ``all-balanced``, one custom MIG layout, one
 cordoned and without the GPU taint, one whose driver publishes no slice at all); three 8x H200
-NVL training nodes (one half in ``1g.18gb`` MIG instances). Shapes come from ``inventory.fleet``.
+NVL training nodes (one half in ``1g.18gb`` MIG instances). Shapes come from ``devtools.fleet``.
 
-Stuck claims, modelled on ``/work/shared/cases`` (category names from diagnosis-categories.md):
+Stuck claims, modelled on the project's diagnosis cases (copies in ``tests/fixtures/cases``;
+category names from the diagnosis vocabulary, ``claims/diagnosis/findings.py``); where each
+shape came from: ``demo/SOURCES.md``:
 ``no_matching_device`` (selector memory >= 200Gi), ``capacity_exhausted`` (every whole RTX PRO
 6000 taken), ``device_class_missing`` (``gpu.example.com``), ``claim_not_found``,
 ``template_claim_missing``, ``allocated_not_reserved`` (25 min, node cordoned),

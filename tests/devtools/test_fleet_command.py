@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from inventory.fleet import generate_fleet
+from devtools.fleet import generate_fleet
 from inventory.snapshot import load_path
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from django.core.management.base import BaseCommand, CommandError
 
-from inventory.fleet import FLEET_EPOCH, generate_fleet
+from devtools.fleet import FLEET_EPOCH, generate_fleet
 
 
 class Command(BaseCommand):

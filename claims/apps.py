@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import logging
-
 from django.apps import AppConfig
-
-log = logging.getLogger(__name__)
 
 
 class ClaimsConfig(AppConfig):
@@ -14,17 +10,11 @@ class ClaimsConfig(AppConfig):
     name = "claims"
 
     def after_sync(self, cluster, read) -> None:
-        """Called by ``inventory.tasks.after_read_hooks`` after every reconcile.
-
-        A diagnosis failure is logged, not raised: the inventory the sync just stored is
-        still right, and failing the SyncRun would say otherwise.
-        """
+        """Called by ``inventory.tasks.after_read_hooks`` inside the sync's transaction; a
+        failure is raised to it (it rolls this hook back and reports it on the run)."""
         from claims.store import sync_diagnosis
 
-        try:
-            sync_diagnosis(cluster, getattr(read, "prom", None) or {})
-        except Exception:  # see docstring
-            log.exception("diagnosis of cluster %s failed", cluster.name)
+        sync_diagnosis(cluster, getattr(read, "prom", None) or {})
 
     def ready(self) -> None:
         from inventory.metrics import register_collector

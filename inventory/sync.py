@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -83,58 +85,122 @@ def _fewer_collections() -> Iterator[None]:
                 gc.unfreeze()
 
 
-def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Cluster, ReadResult], None] | None = None) -> SyncRun:
+WORKER = f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _process_gone(worker: str) -> bool:
+    """Has the process ``host:pid`` that ran a sync ended? Only this host's processes can be
+    asked; for another host's, ``close_dead_runs`` goes by age."""
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
+
+def close_dead_runs(cluster: Cluster, now=None) -> int:
+    """Close the ``running`` runs of ``cluster`` whose process died (killed, out of memory, a
+    lost node): their transaction was rolled back, so nothing they read was kept. A run of
+    another host is taken for dead after ``SYNC_STALE_SECONDS``. Closing one clears
+    ``analyzed_at``, so this run analyses the cluster again whatever it finds changed."""
+    from django.conf import settings
+
+    now = now or timezone.now()
+    stale_after = getattr(settings, "SYNC_STALE_SECONDS", 900)
+    dead = []
+    for run in SyncRun.objects.filter(cluster=cluster, status=SyncStatus.RUNNING).only("pk", "worker", "started"):
+        if (run.worker and _process_gone(run.worker)) or (now - run.started).total_seconds() > stale_after:
+            dead.append(run.pk)
+    if dead:
+        SyncRun.objects.filter(pk__in=dead).update(
+            status=SyncStatus.FAILED, finished=now,
+            error="the process running this sync ended before it finished (killed or lost); nothing it read was kept",
+        )
+        Cluster.objects.filter(pk=cluster.pk).update(analyzed_at=None)
+        cluster.analyzed_at = None
+    return len(dead)
+
+
+def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Cluster, ReadResult], list[str]] | None = None) -> SyncRun:
     """Sync ``cluster`` from ``source`` and record a ``SyncRun``.
 
     Never raises for source or data problems: a source that cannot be read gives a
     ``failed`` run (nothing changed); a read with errors gives a ``partial`` run (nothing
-    deleted). ``after_read`` (e.g. the telemetry join of snapshot scrapes) runs after a
-    successful reconcile with the same ``ReadResult``.
+    deleted that the read may have missed). ``after_read`` (telemetry of snapshot scrapes,
+    diagnosis, readiness) runs after the reconcile with the same ``ReadResult`` and returns
+    the analyses that failed.
+
+    The objects, everything the analyses derive from them, the run's outcome and the
+    cluster's status are committed in ONE transaction: a process killed at any point leaves
+    the state before the sync or the state after it, never objects with stale findings. The
+    run row itself is created first (outside), so a sync in progress shows; the next sync
+    closes it if its process died (``close_dead_runs``).
     """
+    close_dead_runs(cluster)
     started = timezone.now()
     t0 = time.monotonic()
-    run = SyncRun.objects.create(cluster=cluster, source=source.description[:1200], started=started)
+    run = SyncRun.objects.create(cluster=cluster, source=source.description[:1200], started=started, worker=WORKER[:300])
+    read: ReadResult | None = None
+    changed = False
     try:
         read = source.read()
-        counts, errors = apply_read(cluster, read)
-        if read.skipped:
-            counts["skipped"] = dict(read.skipped)
-        run.counts = counts
-        run.errors = errors[:200]
-        run.status = SyncStatus.PARTIAL if errors else SyncStatus.OK
-        if errors:
-            run.error = f"{len(errors)} problem(s); nothing was deleted. First: {errors[0]}"
-        if read.server_version:
-            cluster.server_version = read.server_version
-        # The hooks read what they need from the database: let the parsed payload go first,
-        # so a whole-cluster analysis does not hold two copies of the fleet at once.
-        read.objects = []
-        read.changed = bool(errors) or any(
-            c.get(k) for c in counts.values() for k in ("created", "updated", "deleted")
-        )
-        if after_read is not None:
-            after_read(cluster, read)
+        with transaction.atomic():
+            counts, errors = apply_read(cluster, read)
+            if read.skipped:
+                counts["skipped"] = dict(read.skipped)
+            if read.server_version:
+                cluster.server_version = read.server_version
+            # The hooks read what they need from the database: let the parsed payload go first,
+            # so a whole-cluster analysis does not hold two copies of the fleet at once.
+            read.objects = []
+            changed = bool(errors) or any(
+                c.get(k) for c in counts.values() for k in ("created", "updated", "deleted")
+            )
+            read.changed = changed
+            failed_analyses = (after_read(cluster, read) if after_read is not None else None) or []
+            problems = [*errors, *(f"analysis failed: {a}" for a in failed_analyses)]
+            run.counts = counts
+            run.errors = problems[:200]
+            run.status = SyncStatus.PARTIAL if problems else SyncStatus.OK
+            if errors:
+                run.error = f"{len(errors)} problem(s) in the read; what it may have missed was not deleted. First: {errors[0]}"
+            elif failed_analyses:
+                run.error = f"inventory stored; {len(failed_analyses)} analysis(es) failed and will run again. First: {failed_analyses[0]}"
+            _finish(cluster, run, t0, changed)
     except SourceError as exc:
         run.status = SyncStatus.FAILED
         run.error = str(exc)
+        changed = False
+        _finish(cluster, run, t0, changed)
     except Exception as exc:
         log.exception("sync of %s failed", cluster.name)
         run.status = SyncStatus.FAILED
         run.error = f"{type(exc).__name__}: {exc}"
-    run.finished = timezone.now()
-    run.duration_ms = int((time.monotonic() - t0) * 1000)
-    run.save()
-    cluster.last_sync_at = run.finished
-    cluster.last_sync_status = run.status
-    fields = ["last_sync_at", "last_sync_status", "server_version"]
-    changed = run.status != SyncStatus.FAILED and getattr(read, "changed", True)
-    if changed:
-        cluster.data_changed_at = run.finished
-        fields.append("data_changed_at")
-    cluster.save(update_fields=fields)
+        changed = False
+        _finish(cluster, run, t0, changed)
     if changed:
         try:
             queries.warm_overview(cluster)
         except Exception:  # a cache outage must not fail a sync that stored its data
             log.exception("warming the overview of %s failed", cluster.name)
     return run
+
+
+def _finish(cluster: Cluster, run: SyncRun, t0: float, changed: bool) -> None:
+    """Write the run's outcome and the cluster's sync status (inside the sync's transaction
+    when it stored anything, so both commit with the data they describe)."""
+    run.finished = timezone.now()
+    run.duration_ms = int((time.monotonic() - t0) * 1000)
+    run.save()
+    cluster.last_sync_at = run.finished
+    cluster.last_sync_status = run.status
+    fields = ["last_sync_at", "last_sync_status", "server_version"]
+    if changed:
+        cluster.data_changed_at = run.finished
+        fields.append("data_changed_at")
+    cluster.save(update_fields=fields)

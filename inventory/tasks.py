@@ -6,6 +6,7 @@ cluster whose own interval has passed, so each cluster syncs on its own schedule
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from celery import shared_task
@@ -15,6 +16,8 @@ from django.utils import timezone
 from .models import Cluster, SourceKind, SyncRun, SyncStatus
 from .sources import open_source
 from .sync import sync_cluster
+
+log = logging.getLogger(__name__)
 
 
 def source_for(cluster: Cluster):
@@ -44,20 +47,36 @@ def analysis_due(cluster: Cluster, changed: bool, now) -> bool:
     return (now - cluster.analyzed_at).total_seconds() >= settings.ANALYSIS_REFRESH_SECONDS
 
 
-def after_read_hooks(cluster, read) -> None:
-    """Work that follows a reconcile: the inventory's own (telemetry from snapshot scrapes)
-    always, the other apps' whole-cluster analyses when ``analysis_due``."""
+def after_read_hooks(cluster, read) -> list[str]:
+    """Work that follows a reconcile, inside the sync's transaction: the inventory's own
+    (telemetry from snapshot scrapes) always, the other apps' analyses when ``analysis_due``.
+
+    Each hook runs in a savepoint: one that fails leaves no half-written rows, the others
+    still run, and its failure is returned (``app: error``) for the run to report. After a
+    failure ``analyzed_at`` is not moved, so the next sync analyses again."""
     from django.apps import apps
+    from django.db import transaction
 
     now = timezone.now()
     due = analysis_due(cluster, getattr(read, "changed", True), now)
+    failed: list[str] = []
     for app in apps.get_app_configs():
         hook = getattr(app, "after_sync", None)
-        if hook is not None and (due or app.label == "inventory"):
-            hook(cluster, read)
-    if due:
+        if hook is None or not (due or app.label == "inventory"):
+            continue
+        try:
+            with transaction.atomic():
+                hook(cluster, read)
+        except Exception as exc:  # reported on the run; the inventory itself is stored
+            log.exception("%s analysis of cluster %s failed", app.label, cluster.name)
+            failed.append(f"{app.label}: {type(exc).__name__}: {str(exc)[:300]}")
+    if due and not failed:
         Cluster.objects.filter(pk=cluster.pk).update(analyzed_at=now)
         cluster.analyzed_at = now
+    elif failed:
+        Cluster.objects.filter(pk=cluster.pk).update(analyzed_at=None)
+        cluster.analyzed_at = None
+    return failed
 
 
 def run_sync(cluster: Cluster) -> SyncRun:

@@ -1,10 +1,6 @@
 from __future__ import annotations
 
-import logging
-
 from django.apps import AppConfig
-
-log = logging.getLogger(__name__)
 
 
 class MigrationConfig(AppConfig):
@@ -12,18 +8,13 @@ class MigrationConfig(AppConfig):
     name = "migration"
 
     def after_sync(self, cluster, read) -> None:
-        """Re-evaluate the readiness checklist; stores a row only when the result changed.
-
-        A failure here is logged, never raised: the checklist must not fail the sync run.
-        """
+        """Re-evaluate the readiness checklist (a row only when the result changed), inside
+        the sync's transaction; a failure is raised to ``after_read_hooks``, which reports it."""
         from django.utils import timezone
 
         from .evaluation import evaluate_cluster
 
-        try:
-            evaluate_cluster(cluster, timezone.now())
-        except Exception:  # the sync itself succeeded; keep its result
-            log.exception("readiness evaluation of %s failed", cluster.name)
+        evaluate_cluster(cluster, timezone.now())
 
     def ready(self) -> None:
         from inventory.metrics import register_collector

@@ -107,6 +107,9 @@ class Reconcile:
         self.had_devices: bool | None = None  # the cluster held devices when the sync began
         self.pools_written: set[tuple[str, str]] = set()  # (driver, pool) of devices written
         self.errors: list[str] = []
+        # (driver, pool) -> problems confined to that pool: they keep its slices from being
+        # deleted, not the rest of the cluster's objects.
+        self.pool_conflicts: dict[tuple[str, str], list[str]] = defaultdict(list)
         self.counts: dict[str, KindCounts] = defaultdict(KindCounts)
         self.kinds: dict[str, _KindState] = {}
         self.buffers: dict[str, list[Item]] = defaultdict(list)
@@ -360,13 +363,18 @@ class Reconcile:
         self.slices_by_classes.append((self.classes, [pk for pk, _ in slices]))
         # Rows first, before any query: new slices may still be being stored (PostgreSQL).
         wanted: dict[tuple[str, str, str], tuple[int, dict[str, Any]]] = {}
+        generation: dict[int, int] = {pk: s.pool_generation for pk, s in slices}
         incomplete: set[int] = set()  # slices stored without one of their devices: _read_again
         for slice_pk, s in slices:
             for d in s.devices:
                 if d.key in wanted:
-                    self.errors.append(f"device {'/'.join(d.key)} published twice (slice {s.name}); kept the first")
-                    incomplete.add(slice_pk)
-                    continue
+                    held_by = wanted[d.key][0]
+                    if generation[held_by] > s.pool_generation:
+                        continue  # an older generation of the pool: the scheduler ignores it
+                    if generation[held_by] == s.pool_generation:
+                        self._pool_conflict(d.key, f"device {'/'.join(d.key)} published twice in pool generation {s.pool_generation} (slice {s.name}); kept the first")
+                        incomplete.add(slice_pk)
+                        continue
                 row = rows.device_fields(d, match(d))
                 row.update(slice_id=slice_pk, driver=d.driver, pool=d.pool, name=d.name)  # key: ignored by updates
                 wanted[d.key] = (slice_pk, row)
@@ -389,16 +397,29 @@ class Reconcile:
         if not self.had_devices:
             pools &= self.pools_written
         self.pools_written.update(k[:2] for k in wanted)
-        elsewhere: set[tuple[str, str, str]] = set()
-        for drv, pool, name, slice_id in self._devices_in_pools(pools, "slice_id"):
+        elsewhere: dict[tuple[str, str, str], tuple[int, int]] = {}  # key -> (device pk, its slice's pk)
+        for drv, pool, name, pk, slice_id in self._devices_in_pools(pools, "pk", "slice_id"):
             if slice_id not in slice_pks:
-                elsewhere.add((drv, pool, name))
+                elsewhere[(drv, pool, name)] = (pk, slice_id)
+        if elsewhere:
+            holders = {h for _, h in elsewhere.values()}
+            for chunk in _chunks(sorted(holders)):
+                generation.update(ResourceSlice.objects.filter(pk__in=chunk).values_list("pk", "pool_generation"))
         create: list[dict[str, Any]] = []
         update: list[tuple[int, dict[str, Any]]] = []
         for key, (slice_pk, row) in wanted.items():
             if key in elsewhere:
-                self.errors.append(f"device {'/'.join(key)} is also published by another slice; kept the first")
-                incomplete.add(slice_pk)
+                # Pools as the scheduler sees them: only the newest generation publishes. A
+                # driver that re-created its slices (new names, higher generation) takes its
+                # devices over in place (pks, metrics and allocations kept); an older one is
+                # ignored; the same generation twice is a conflict of that pool alone.
+                device_pk, holder = elsewhere[key]
+                if generation.get(slice_pk, 0) > generation.get(holder, 0):
+                    row["slice_id"] = slice_pk
+                    update.append((device_pk, row))
+                elif generation.get(slice_pk, 0) == generation.get(holder, 0):
+                    self._pool_conflict(key, f"device {'/'.join(key)} is also published by another slice of pool generation {generation.get(slice_pk, 0)}; kept the first")
+                    incomplete.add(slice_pk)
                 continue
             pk = existing.pop(key, None)
             if pk is None:
@@ -411,7 +432,7 @@ class Reconcile:
         def device(row: dict[str, Any]) -> str:
             return f"device {row.get('driver', '?')}/{row.get('pool', '?')}/{row.get('name', '?')}"
 
-        failed = self._store(Device, update, lambda pr: device(pr[1]), update=rows.DEVICE_FIELDS)
+        failed = self._store(Device, update, lambda pr: device(pr[1]), update=[*rows.DEVICE_FIELDS, "slice_id"])
         incomplete.update(update[n][1]["slice_id"] for n in failed)
         counts.seen += len(wanted)
         counts.updated += len(update) - len(failed)
@@ -426,6 +447,9 @@ class Reconcile:
             _read_again(ResourceSlice, incomplete)
 
         self._store_later(Device, create, device, stored)
+
+    def _pool_conflict(self, key: tuple[str, str, str], message: str) -> None:
+        self.pool_conflicts[key[:2]].append(message)
 
     def _reclassify(self) -> None:
         """Match devices again where the DeviceClasses they were matched with are not the final
@@ -552,6 +576,12 @@ class Reconcile:
                 self.devices_moved = True
             if kind == "DeviceClass":
                 self.classes = {}  # reloaded by _reclassify
+            if kind == "ResourceSlice" and self.pool_conflicts:
+                kept = set()
+                for chunk in _chunks(gone):
+                    kept.update(pk for pk, drv, pool in ResourceSlice.objects.filter(pk__in=chunk).values_list("pk", "driver", "pool")
+                                if (drv, pool) in self.pool_conflicts)
+                gone = [pk for pk in gone if pk not in kept]
             delete_pks(st.model, gone)
             st.counts.deleted += len(gone)
 
@@ -562,8 +592,9 @@ class Reconcile:
         self._ensure_slice_nodes()
         self._resolve_allocations()
         errors = [*read.errors, *self.errors]
-        if not errors:
+        if not errors:  # a read that failed part-way deletes nothing it may have missed
             self._delete_vanished(read)
+        errors += [m for _, msgs in sorted(self.pool_conflicts.items()) for m in msgs]
         self._reclassify()
         if self.devices_moved:
             refresh_node_summaries(self.cluster)  # the device set moved: recount every node

@@ -1,0 +1,90 @@
+"""Pools as the scheduler sees them: within a pool only the newest generation publishes
+devices. A driver that re-creates its ResourceSlices (its kubelet plugin restarted: new names
+and uids, same pool, higher generation, same devices) is an ordinary change; the same device
+twice in one generation is a conflict of that pool alone."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.conftest import H100_SLICES, write_list
+
+
+def _objects():
+    from inventory.snapshot import load_path
+
+    return load_path(H100_SLICES).objects
+
+
+def _recreated(objs, suffix="r2"):
+    """The same slices as the driver publishes them after a restart."""
+    out = copy.deepcopy(objs)
+    for o in out:
+        if o["kind"] == "ResourceSlice":
+            o["metadata"]["name"] += f"-{suffix}"
+            o["metadata"]["uid"] = o["metadata"]["uid"][:-len(suffix)] + suffix
+            o["metadata"]["resourceVersion"] = f"{o['metadata'].get('resourceVersion', '1')}{suffix}"
+            o["spec"]["pool"]["generation"] += 1
+    return out
+
+
+@pytest.fixture
+def synced(tmp_path, sync_snapshot):
+    from inventory.models import Cluster, Device, SyncStatus
+
+    objs = _objects()
+    run = sync_snapshot(write_list(tmp_path / "v1.json", objs), "pools")
+    assert run.status == SyncStatus.OK, run.errors
+    cluster = Cluster.objects.get(name="pools")
+    return cluster, objs, dict(Device.objects.filter(cluster=cluster).values_list("name", "pk"))
+
+
+def test_recreated_slices_give_an_ok_run_and_the_old_slices_are_gone(tmp_path, synced, sync_snapshot):
+    from inventory.models import Device, ResourceSlice, SyncStatus
+
+    cluster, objs, pks_before = synced
+    old_uids = set(ResourceSlice.objects.filter(cluster=cluster).values_list("uid", flat=True))
+    new = _recreated(objs)
+    run = sync_snapshot(write_list(tmp_path / "v2.json", new), "pools")
+    assert run.status == SyncStatus.OK, run.errors
+    uids = set(ResourceSlice.objects.filter(cluster=cluster).values_list("uid", flat=True))
+    assert uids == {o["metadata"]["uid"] for o in new if o["kind"] == "ResourceSlice"}
+    assert not uids & old_uids
+    # The devices were taken over in place: same rows (metrics, allocations keep their links).
+    assert dict(Device.objects.filter(cluster=cluster).values_list("name", "pk")) == pks_before
+    assert not Device.objects.filter(cluster=cluster, slice__uid__in=old_uids).exists()
+
+
+def test_old_and_new_generation_listed_together_publish_each_device_once(tmp_path, synced, sync_snapshot):
+    from inventory.models import Device, ResourceSlice, SyncStatus
+
+    cluster, objs, pks_before = synced
+    both = [*_recreated(objs), *objs]  # mid-restart: the old slices not yet deleted, read after
+    run = sync_snapshot(write_list(tmp_path / "both.json", both), "pools")
+    assert run.status == SyncStatus.OK, run.errors
+    newest = {o["metadata"]["uid"] for o in both if o["kind"] == "ResourceSlice" and o["metadata"]["name"].endswith("-r2")}
+    assert set(Device.objects.filter(cluster=cluster).values_list("slice__uid", flat=True)) <= newest
+    assert dict(Device.objects.filter(cluster=cluster).values_list("name", "pk")) == pks_before
+    assert ResourceSlice.objects.filter(cluster=cluster).count() == len(both)
+
+
+def test_a_conflict_in_one_pool_does_not_block_deletions_elsewhere(tmp_path, synced, sync_snapshot):
+    from inventory.models import DeviceClass, ResourceSlice, SyncStatus
+
+    cluster, objs, _ = synced
+    slices = [o for o in objs if o["kind"] == "ResourceSlice"]
+    gpu = next(o for o in slices if o["spec"]["driver"] == "gpu.nvidia.com")
+    twin = copy.deepcopy(gpu)  # a second slice of the same pool and generation, same devices
+    twin["metadata"]["name"] += "-twin"
+    twin["metadata"]["uid"] = twin["metadata"]["uid"][:-4] + "twin"
+    classes_before = DeviceClass.objects.filter(cluster=cluster).count()
+    other_pool = next(o for o in slices if o["spec"]["pool"]["name"] != gpu["spec"]["pool"]["name"])
+    kept = [o for o in objs if o is not other_pool]  # this slice vanished: it must be deleted
+    run = sync_snapshot(write_list(tmp_path / "conflict.json", [*kept, twin]), "pools")
+    assert run.status == SyncStatus.PARTIAL
+    assert any("also published by another slice" in e or "published twice" in e for e in run.errors)
+    assert not ResourceSlice.objects.filter(cluster=cluster, uid=other_pool["metadata"]["uid"]).exists()
+    assert ResourceSlice.objects.filter(cluster=cluster, uid=gpu["metadata"]["uid"]).exists()
+    assert DeviceClass.objects.filter(cluster=cluster).count() == classes_before

@@ -46,8 +46,10 @@ class FindingQuerySet(models.QuerySet):
 class Finding(models.Model):
     """One diagnosis of one object, open until the diagnosis stops reporting it.
 
-    ``fingerprint`` = category + main object (``kind/namespace/name``): at most one open row
-    per cluster and fingerprint, so a re-sync updates the open row instead of adding one.
+    ``fingerprint`` = category + main object (its kind and ``uid``; ``kind/namespace/name``
+    when the object is not stored): at most one open row per cluster and fingerprint, so a
+    re-sync updates the open row instead of adding one, and a claim deleted and re-created
+    under the same name is a new finding.
     ``involved``: the diagnosis' ``objects`` as ``[{kind, namespace, name}]`` (named so to
     leave ``Finding.objects`` to the manager), the main one first and copied into
     ``kind``/``namespace``/``name`` for filtering. ``claim``: the stored ResourceClaim among
@@ -78,6 +80,7 @@ class Finding(models.Model):
     last_seen = models.DateTimeField()
     evidence = models.JSONField(default=dict)
     fingerprint = models.CharField(max_length=800)
+    uid = models.CharField(max_length=253, blank=True, help_text="uid of the main object (empty when it is not stored)")
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     objects = FindingQuerySet.as_manager()

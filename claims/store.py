@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,7 +37,7 @@ from claims.diagnosis.findings import Finding as Diagnosis
 from claims.diagnosis.state import parse_time
 from inventory import jsonlist
 from inventory.exports import iter_cluster_texts
-from inventory.models import ClaimState, Cluster, ResourceClaim, SourceKind
+from inventory.models import TYPED_MODELS, ClaimState, Cluster, KubeObject, ResourceClaim, SourceKind
 from inventory.snapshot import newest_timestamp, newest_timestamp_in_text
 
 from .models import SEVERITY_RANK, ClaimStateSeen, ClaimTransition, Finding, TransitionField
@@ -44,7 +45,7 @@ from .models import SEVERITY_RANK, ClaimStateSeen, ClaimTransition, Finding, Tra
 log = logging.getLogger(__name__)
 BATCH = 1000
 UPDATED_FIELDS = ("severity", "severity_rank", "summary", "next_action", "involved", "kind", "namespace",
-                  "name", "claim", "node_name", "since", "evidence", "last_seen")
+                  "name", "uid", "claim", "node_name", "since", "evidence", "last_seen", "fingerprint")
 
 
 @dataclass
@@ -108,9 +109,51 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None,
     return diagnose(state, when, thresholds()), when
 
 
-def fingerprint(f: Diagnosis) -> str:
-    """``category|kind|namespace|name`` of the main object (the engine reports one finding per
-    category and main object); hashed when longer than the column."""
+Ref = tuple[str, str, str]  # (kind, namespace or "", name)
+
+
+def _ref(o: Any) -> Ref:
+    return (o.kind, o.namespace or "", o.name)
+
+
+def object_uids(cluster: Cluster, refs: set[Ref]) -> dict[Ref, str]:
+    """The stored uid of each object ``refs`` names (those stored), a query per kind and
+    chunk of names: findings name their objects by kind/namespace/name, rows key them by uid."""
+    by_kind: dict[str, set[Ref]] = defaultdict(set)
+    for ref in refs:
+        by_kind[ref[0]].add(ref)
+    out: dict[Ref, str] = {}
+    for kind, wanted in sorted(by_kind.items()):
+        model = TYPED_MODELS.get(kind)
+        qs = model.objects.filter(cluster=cluster) if model else KubeObject.objects.filter(cluster=cluster, kind=kind)
+        namespaced = model is None or any(f.name == "namespace" for f in model._meta.fields)
+        names = sorted({r[2] for r in wanted})
+        for i in range(0, len(names), 400):
+            chunk = qs.filter(name__in=names[i : i + 400])
+            if namespaced:
+                for ns, name, uid in chunk.values_list("namespace", "name", "uid"):
+                    out[(kind, ns or "", name)] = uid
+            else:
+                for name, uid in chunk.values_list("name", "uid"):
+                    out[(kind, "", name)] = uid
+    return {ref: uid for ref, uid in out.items() if ref in refs}
+
+
+def fingerprint(f: Diagnosis, uids: dict[Ref, str] | None = None) -> str:
+    """``category|kind|uid:<uid>`` of the main object (the engine reports one finding per
+    category and main object), ``category|kind|namespace|name`` when it is not stored;
+    hashed when longer than the column."""
+    main = f.objects[0] if f.objects else None
+    uid = (uids or {}).get(_ref(main)) if main else None
+    if main and uid:
+        text = f"{f.category}|{main.kind}|uid:{uid}"
+    else:
+        text = legacy_fingerprint(f)
+    return text if len(text) <= 800 else f"{f.category}|sha256:{hashlib.sha256(text.encode()).hexdigest()}"
+
+
+def legacy_fingerprint(f: Diagnosis) -> str:
+    """The name-keyed fingerprint of open rows written before findings were keyed by uid."""
     main = f.objects[0] if f.objects else None
     text = f"{f.category}|{main.kind}|{main.namespace or ''}|{main.name}" if main else f"{f.category}||{f.summary}"
     return text if len(text) <= 800 else f"{f.category}|sha256:{hashlib.sha256(text.encode()).hexdigest()}"
@@ -131,11 +174,12 @@ class _ClaimRow:
     node_name: str
 
 
-def _fields(f: Diagnosis, claims: dict[tuple[str, str], _ClaimRow]) -> dict[str, Any]:
-    """Finding column values for one engine finding (``claim`` as a ``_ClaimRow`` or None)."""
+def _fields(f: Diagnosis, claims: dict[str, _ClaimRow], uids: dict[Ref, str]) -> dict[str, Any]:
+    """Finding column values for one engine finding (``claim`` as a ``_ClaimRow`` or None),
+    its claim found by uid."""
     main = f.objects[0] if f.objects else None
-    claim = next((claims.get((o.namespace or "", o.name)) for o in f.objects if o.kind == "ResourceClaim"
-                  and (o.namespace or "", o.name) in claims), None)
+    claim = next((claims[u] for o in f.objects if o.kind == "ResourceClaim"
+                  and (u := uids.get(_ref(o))) in claims), None)
     node = next((o.name for o in f.objects if o.kind == "Node"), "") or (claim.node_name if claim else "")
     return {
         "severity": f.severity,
@@ -146,6 +190,7 @@ def _fields(f: Diagnosis, claims: dict[tuple[str, str], _ClaimRow]) -> dict[str,
         "kind": main.kind if main else "",
         "namespace": (main.namespace or "") if main else "",
         "name": main.name if main else "",
+        "uid": uids.get(_ref(main), "") if main else "",
         "claim": claim,
         "node_name": node,
         "since": parse_time(f.since),
@@ -229,26 +274,33 @@ def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime)
     counts = RecordCounts()
     rows = [_ClaimRow(*v) for v in ResourceClaim.objects.filter(cluster=cluster).values_list(
         "pk", "uid", "namespace", "name", "state", "node_name")]
-    by_name = {(r.namespace, r.name): r for r in rows}
+    by_uid = {r.uid: r for r in rows}
     by_pk = {r.pk: r for r in rows}
+    uids = object_uids(cluster, {_ref(o) for f in findings for o in f.objects})
     with transaction.atomic():
         counts.state_transitions = _record_states(cluster, rows, now)
         open_rows = {f.fingerprint: f for f in Finding.objects.filter(cluster=cluster, resolved_at__isnull=True)}
         wanted: dict[str, Diagnosis] = {}
         for f in findings:
-            wanted.setdefault(fingerprint(f), f)
+            wanted.setdefault(fingerprint(f, uids), f)
         create: list[tuple[Finding, _ClaimRow | None]] = []
         update: list[Finding] = []
         for fp, f in wanted.items():
-            values = _fields(f, by_name)
+            values = _fields(f, by_uid, uids)
             claim: _ClaimRow | None = values.pop("claim")
             row = open_rows.get(fp)
+            adopted = False
+            if row is None and (legacy := open_rows.get(legacy_fingerprint(f))) is not None and not legacy.uid:
+                # An open row from before findings were keyed by uid: adopt it (keeps first_seen).
+                row, adopted = legacy, True
+                open_rows[fp] = open_rows.pop(legacy_fingerprint(f))
+                row.fingerprint = fp
             if row is None:
                 new = Finding(cluster=cluster, category=f.category, fingerprint=fp, first_seen=now, last_seen=now,
                               claim_id=claim.pk if claim else None, **values)
                 create.append((new, claim))
                 continue
-            changed = row.claim_id != (claim.pk if claim else None)
+            changed = adopted or row.claim_id != (claim.pk if claim else None)
             for k, v in values.items():
                 if getattr(row, k) != v:
                     changed = True

@@ -302,6 +302,10 @@ class ClusterBuilder:
     def suffix(self, n: int = 5) -> str:
         return "".join(self.rng.choice(_SUFFIX_ALPHABET) for _ in range(n))
 
+    def container_id(self, namespace: str, pod: str, container: str) -> str:
+        """``containerd://`` + 64 hex digits, stable per pod and container."""
+        return "containerd://" + (self.uid("ctr", namespace, pod + "/" + container) + self.uid("ctr2", namespace, pod + "/" + container)).replace("-", "")[:64]
+
     def add(self, obj: dict[str, Any]) -> dict[str, Any]:
         self.objects.append(obj)
         return obj
@@ -627,6 +631,7 @@ class ClusterBuilder:
         claim_name: str = "gpu",
         owner_kind: str = "ReplicaSet",
         message: str | None = None,
+        events: bool = True,
     ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
         """A pod of ``app`` with one claim generated from ``template``, in ``state``.
 
@@ -635,7 +640,8 @@ class ClusterBuilder:
         series), ``deleting`` (claim and pod carry a deletionTimestamp; the claim keeps
         its delete-protection finalizer while still allocated and reserved).
         ``devices`` are marked taken; they must be free. ``pod_present=False`` leaves the pod out
-        (its uid still appears where the claim names it). Returns (pod, claim).
+        (its uid still appears where the claim names it). ``events=False`` leaves out the
+        scheduler's and kubelet's Events about the pod. Returns (pod, claim).
         """
         for d in devices:
             key = (d.node, d.name)
@@ -732,11 +738,13 @@ class ClusterBuilder:
             )
         claim["metadata"]["resourceVersion"] = self.rv()
         self.add(claim)
-        if pod is not None and state in ("pending", "allocated"):
+        if pod is None or not events:
+            return pod, claim
+        if state in ("pending", "allocated"):
             self.scheduler_event(pod, message or _no_fit_message(len(self.nodes)), first=created + timedelta(seconds=1))
-        if pod is not None and state == "in_use" and age < timedelta(minutes=55):
+        if state == "in_use" and age < timedelta(minutes=55):
             self.kubelet_event(pod, node, "Started", "Started container main", at=created + timedelta(seconds=25))
-        if pod is not None and state == "deleting" and deleting_age < timedelta(minutes=55):
+        if state == "deleting" and deleting_age < timedelta(minutes=55):
             self.kubelet_event(pod, node, "Killing", "Stopping container main", at=self.now - deleting_age)
         return pod, claim
 
@@ -795,9 +803,7 @@ class ClusterBuilder:
                     },
                     "terminationMessagePath": "/dev/termination-log",
                     "terminationMessagePolicy": "File",
-                    "volumeMounts": [
-                        {"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": vol, "readOnly": True}
-                    ],
+                    "volumeMounts": [service_account_mount(vol)],
                 }
             ],
             "dnsPolicy": "ClusterFirst",
@@ -812,7 +818,7 @@ class ClusterBuilder:
             "serviceAccountName": "default",
             "terminationGracePeriodSeconds": 30,
             "tolerations": tolerations,
-            "volumes": [{"name": vol, "projected": {"defaultMode": 420, "sources": [{"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}]}}],
+            "volumes": [service_account_volume(vol)],
         }
         status: dict[str, Any] = {"qosClass": "Burstable"}
         if claim_statuses:
@@ -832,7 +838,7 @@ class ClusterBuilder:
                     ],
                     "containerStatuses": [
                         {
-                            "containerID": "containerd://" + (self.uid("ctr", namespace, name) + self.uid("ctr2", namespace, name)).replace("-", "")[:64],
+                            "containerID": self.container_id(namespace, name, "main"),
                             "image": image,
                             "imageID": image.split(":", 1)[0] + "@sha256:" + (self.uid("img", "", image) * 2).replace("-", "")[:64],
                             "lastState": {},
@@ -841,15 +847,18 @@ class ClusterBuilder:
                             "restartCount": 0,
                             "started": True,
                             "state": {"running": {"startedAt": _ts(started)}},
+                            "volumeMounts": [service_account_mount(vol, status=True)],
                         }
                     ],
                     "hostIP": host_ip,
                     "hostIPs": [{"ip": host_ip}],
+                    "observedGeneration": 1,
                     "phase": "Running",
                     "podIP": f"10.244.{self.rng.randint(1, 250)}.{self.rng.randint(2, 250)}",
                     "startTime": _ts(created + timedelta(seconds=1)),
                 }
             )
+            status["podIPs"] = [{"ip": status["podIP"]}]
         else:
             msg = pending_message or _no_fit_message(len(self.nodes))
             status.update(
@@ -988,6 +997,30 @@ def _request(name: str, device_class: str, selectors: Iterable[str], count: int)
     if sels:
         exactly["selectors"] = sels
     return {"exactly": exactly, "name": name}
+
+
+def service_account_volume(name: str) -> dict[str, Any]:
+    """The ``kube-api-access-*`` projected volume the API server adds to every pod (token, the
+    cluster CA, the namespace), as in the real pod of the ``healthy-vks-real`` case."""
+    return {
+        "name": name,
+        "projected": {
+            "defaultMode": 420,
+            "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}], "name": "kube-root-ca.crt"}},
+                {"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}, "path": "namespace"}]}},
+            ],
+        },
+    }
+
+
+def service_account_mount(name: str, *, status: bool = False) -> dict[str, Any]:
+    """Its mount in a container (``status=True``: as ``containerStatuses[].volumeMounts`` reports it)."""
+    mount: dict[str, Any] = {"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": name, "readOnly": True}
+    if status:
+        mount["recursiveReadOnly"] = "Disabled"
+    return mount
 
 
 def _cond(typ: str, at: datetime) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from devtools.benchfleet import generate_benchmark_fleet
 from devtools.fleet import generate_fleet
 from inventory.snapshot import load_path
 
@@ -30,3 +31,9 @@ def test_written_fleet_loads_back_as_the_generated_objects(tmp_path, suffix):
 def test_zero_nodes_is_an_error(tmp_path):
     with pytest.raises(CommandError):
         call_command("generate_fleet", "--nodes", "0", "--out", str(tmp_path / "x.json"), stdout=StringIO())
+
+
+def test_the_benchmark_shape_writes_the_benchmark_fleet(tmp_path):
+    path = tmp_path / "bench.json"
+    call_command("generate_fleet", "--nodes", "2", "--shape", "benchmark", "--out", str(path), stdout=StringIO())
+    assert load_path(path).objects == generate_benchmark_fleet(2)

@@ -158,6 +158,9 @@ def environment() -> dict[str, str]:
             version = f"SQLite {cur.fetchone()[0]}"
     rev = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=settings.BASE_DIR,  # noqa: S607
                          capture_output=True, text=True, check=False).stdout.strip()
+    marker = Path(settings.BASE_DIR) / "REVISION"  # a tree exported with `git archive` has no .git
+    if not rev and marker.exists():
+        rev = marker.read_text().strip()
     return {
         "database": connection.vendor,
         "database_version": version,

@@ -17,6 +17,12 @@ def device_uuid_q(value: str) -> Q:
     return Q(uuid__icontains=value) | Q(parent_uuid__icontains=value)
 
 
+class IntegerFilter(django_filters.NumberFilter):
+    """A whole number (django-filter's NumberFilter takes decimals: "≥ 0.5 free devices")."""
+
+    field_class = forms.IntegerField
+
+
 def filtered(f: django_filters.FilterSet):
     """The FilterSet's queryset, or none at all when a value is invalid (e.g. an unknown
     cluster in a pasted link): silently dropping the filter would show the whole fleet."""
@@ -28,7 +34,7 @@ class NodeFilter(django_filters.FilterSet):
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
     product = django_filters.CharFilter(field_name="gpu_product", lookup_expr="icontains", label="GPU product")
     driver = django_filters.CharFilter(method="by_driver", label="Driver")
-    min_free = django_filters.NumberFilter(field_name="free_count", lookup_expr="gte", label="Free devices ≥")
+    min_free = IntegerFilter(field_name="free_count", lookup_expr="gte", label="Free devices ≥")
     problems = django_filters.BooleanFilter(method="with_problems", label="Only problems", widget=forms.Select(choices=ANY_YES_NO))
 
     class Meta:

@@ -182,9 +182,10 @@ def free_by_profile(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
     return dict(sorted(out.items()))
 
 
-def attach_holders(cluster_id: int, devices: list[Device]) -> None:
+def attach_holders(cluster_id: int | None, devices: list[Device]) -> None:
     """Set ``device.holders`` to the claims whose allocation names it, each with its
-    ``reservedFor`` pods (``exists`` False when no pod with that uid is stored). 3 queries."""
+    ``reservedFor`` pods (``pod`` None when no pod with that uid is stored in the device's
+    cluster). ``cluster_id`` None: the devices may come from several clusters. 3 queries."""
     from .models import AllocationResult, Pod, Reservation
 
     ids = [d.pk for d in devices]
@@ -198,12 +199,17 @@ def attach_holders(cluster_id: int, devices: list[Device]) -> None:
     for res in Reservation.objects.filter(claim_id__in=claim_ids):
         res_by_claim[res.claim_id].append(res)
     uids = {res.uid for rs in res_by_claim.values() for res in rs}
-    pods = {p.uid: p for p in Pod.objects.filter(cluster_id=cluster_id, uid__in=uids).only("uid", "namespace", "name")}
+    cluster_ids = {cluster_id} if cluster_id is not None else {d.cluster_id for d in devices}
+    pods = {
+        (p.cluster_id, p.uid): p
+        for p in Pod.objects.filter(cluster_id__in=cluster_ids, uid__in=uids).only("cluster_id", "uid", "namespace", "name")
+    }
     by_dev: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for r in results:
         by_dev[r.device_id].append({
             "claim": r.claim, "request": r.request,
-            "pods": [{"name": res.name, "uid": res.uid, "pod": pods.get(res.uid)} for res in res_by_claim[r.claim_id]],
+            "pods": [{"name": res.name, "uid": res.uid, "pod": pods.get((r.claim.cluster_id, res.uid))}
+                     for res in res_by_claim[r.claim_id]],
         })  # fmt: skip
     for d in devices:
         d.holders = by_dev.get(d.pk, [])

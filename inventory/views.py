@@ -73,11 +73,7 @@ def device_list(request):
     f = DeviceFilter(request.GET, queryset=qs)
     page = Paginator(filtered(f).order_by("cluster__name", "node_name", "driver", "name"), PAGE_SIZE).get_page(request.GET.get("page"))
     devices = list(page.object_list)
-    by_cluster: dict[int, list[Device]] = {}
-    for d in devices:
-        by_cluster.setdefault(d.cluster_id, []).append(d)
-    for cid, devs in by_cluster.items():
-        queries.attach_holders(cid, devs)
+    queries.attach_holders(None, devices)
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"filter": f, "page": page, "devices": devices, "params": params.urlencode()}

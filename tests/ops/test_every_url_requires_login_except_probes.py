@@ -1,5 +1,6 @@
 """Every URL the project serves sends anonymous users to a login page, except the probes,
-/metrics and the login pages themselves. The URL list is walked from the resolver, so a page
+/metrics and the login pages themselves; the JSON API under /api/ answers them 401 with the
+token scheme (a script has no login page to go to). The URL list is walked from the resolver, so a page
 added later is covered without editing this test."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from django.utils.regex_helper import normalize
 pytestmark = pytest.mark.django_db
 
 PUBLIC = {"healthz", "readyz", "metrics", "login", "admin:login"}
+API_NAMESPACES = ("inventory-api:", "claims-api:", "migration-api:", "api-")
 CANDIDATES = ("1", "x", "auth", "inventory", "a/b")
 
 
@@ -71,6 +73,11 @@ def test_anonymous_users_are_sent_to_login_from_every_page(client, sync_snapshot
             continue
         for method in (client.get, client.post):
             resp = method(url)
+            if url.startswith("/api/"):
+                assert (name or "").startswith(API_NAMESPACES), f"{url} ({name}) is under /api/ but not the API"
+                assert resp.status_code == 401 and resp["WWW-Authenticate"] == "Token", f"{url} ({name})"
+                checked += 1
+                continue
             assert resp.status_code == 302, f"{method.__name__.upper()} {url} ({name}) -> {resp.status_code}"
             target = resp["Location"].split("?")[0]
             assert target in (login, admin_login), f"{url} ({name}) redirects to {target}"

@@ -1,0 +1,1 @@
+"""Claims API: ResourceClaims with their allocation and consumers, and diagnosis findings."""

@@ -1,0 +1,1 @@
+"""Migration API: stored readiness evaluations and a cluster's migration plan."""

@@ -1,72 +1,66 @@
-"""Row values of each stored kind, built from a raw v1 object (and its parsed record).
+"""Row values of each stored kind, built from the object's parsed record.
 
 Pure apart from the model constants (``DeviceType``): each ``*_fields`` function returns a dict
-of column attribute name -> value for ``inventory.bulk.insert_rows``/``update_rows``. ``raw``
-is the object's own compact JSON text (``RawJSON``) when the source kept it, else the object.
+of column attribute name -> value for ``inventory.bulk.insert_rows``/``update_rows``. The
+values come from ``inventory.records`` (slices and claims arrive parsed; the other kinds are
+parsed here, once); the raw object itself is only stored: ``raw`` is its own compact JSON text
+(``RawJSON``) when the source kept it, else the object.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from django.utils.dateparse import parse_datetime
-
-from . import parse
+from . import parse, records
 from .bulk import RawJSON
+from .kinds import BY_KIND
+from .kube import PRODUCT_LABEL, parse_time
 from .models import DeviceType
 
 
-def _dt(value: Any):
-    """An aware datetime from an RFC 3339 string; None for anything else, including a
-    well-formed but impossible date (``2026-02-30T00:00:00Z``), which Django raises on."""
-    try:
-        return parse_datetime(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
+def _dt(value: str | None) -> datetime | None:
+    """An aware datetime from RFC 3339 text; None for anything else, including a well-formed
+    but impossible date (``2026-02-30T00:00:00Z``)."""
+    return parse_time(value)
 
 
 def meta(obj: dict[str, Any]) -> dict[str, Any]:
-    m = obj.get("metadata")
-    return m if isinstance(m, dict) else {}
+    """The raw ``metadata`` map (empty when missing): the sync's own bookkeeping of identities."""
+    return records.as_map(obj.get("metadata"))
 
 
-def base_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
-    m = meta(obj)
+def base_fields(r: records.KubeRecord, obj: dict[str, Any], text: str | None) -> dict[str, Any]:
     return {
-        "uid": parse.object_uid(obj),
-        "name": str(m.get("name") or ""),
-        "resource_version": str(m.get("resourceVersion") or ""),
+        "uid": r.uid,
+        "name": r.name,
+        "resource_version": r.resource_version,
         # The object's own compact text when the source kept it: stored without re-encoding.
         "raw": RawJSON(text) if text is not None else obj,
     }
 
 
 def node_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
-    labels = meta(obj).get("labels") or {}
+    n = records.parse_node(obj)
     return {
-        **base_fields(obj, text),
-        "labels": labels if isinstance(labels, dict) else {},
+        **base_fields(n, obj, text),
+        "labels": dict(n.labels),
         "from_slices": False,
-        "unschedulable": bool((obj.get("spec") or {}).get("unschedulable")),
-        "ready": parse.node_ready(obj),
-        "kubelet_version": parse.node_kubelet_version(obj),
-        "gpu_product": str(labels.get("nvidia.com/gpu.product", "")) if isinstance(labels, dict) else "",
+        "unschedulable": n.unschedulable,
+        "ready": n.ready is not False,  # a node reporting no Ready condition is not shown as down
+        "kubelet_version": n.kubelet_version or "",
+        "gpu_product": n.labels.get(PRODUCT_LABEL, ""),
     }
 
 
 def device_class_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
-    spec = obj.get("spec") or {}
-    selectors = [
-        s["cel"]["expression"]
-        for s in spec.get("selectors") or []
-        if isinstance(s, dict) and isinstance(s.get("cel"), dict) and isinstance(s["cel"].get("expression"), str)
-    ]
-    return {**base_fields(obj, text), "selectors": selectors, "extended_resource_name": str(spec.get("extendedResourceName") or "")}
+    dc = records.parse_device_class(obj)
+    return {**base_fields(dc, obj, text), "selectors": list(dc.selectors), "extended_resource_name": dc.extended_resource_name or ""}
 
 
 def slice_fields(obj: dict[str, Any], text: str | None, s: parse.ResourceSlice) -> dict[str, Any]:
     return {
-        **base_fields(obj, text),
+        **base_fields(s, obj, text),
         "driver": s.driver,
         "pool": s.pool,
         "pool_generation": s.pool_generation,
@@ -79,38 +73,40 @@ def slice_fields(obj: dict[str, Any], text: str | None, s: parse.ResourceSlice) 
 
 def claim_fields(obj: dict[str, Any], text: str | None, c: parse.ResourceClaim) -> dict[str, Any]:
     return {
-        **base_fields(obj, text),
+        **base_fields(c, obj, text),
         "namespace": c.namespace,
         "state": c.state,
         "created": _dt(c.created),
         "allocated_at": _dt(c.allocation_timestamp),
         "deletion_timestamp": _dt(c.deletion_timestamp),
-        "requests": [parse.request_summary(r) for r in c.requests],
+        "requests": [r.summary() for r in c.requests],
         "device_count": len(c.results),
-        "node_name": parse.allocation_node(obj) or "",
+        "node_name": c.allocation_node or "",
     }
 
 
 def pod_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
-    m = meta(obj)
+    p = records.parse_pod(obj)
     return {
-        **base_fields(obj, text),
-        "namespace": str(m.get("namespace") or ""),
-        "node_name": str((obj.get("spec") or {}).get("nodeName") or ""),
-        "phase": str((obj.get("status") or {}).get("phase") or ""),
-        "created": _dt(m.get("creationTimestamp")),
-        "deletion_timestamp": _dt(m.get("deletionTimestamp")),
-        "claim_names": parse.pod_claim_names(obj),
+        **base_fields(p, obj, text),
+        "namespace": p.namespace or "",
+        "node_name": p.node_name or "",
+        "phase": p.phase or "",
+        "created": _dt(p.created),
+        "deletion_timestamp": _dt(p.deletion_timestamp),
+        "claim_names": p.claim_names,
     }
 
 
 def kubeobject_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
-    m = meta(obj)
+    """Any other kind: only its identity is a column (``records.parse_identity``)."""
+    spec = BY_KIND.get(str(obj.get("kind")))
+    r = records.parse_identity(obj, namespaced=spec.namespaced if spec else True)
     return {
-        **base_fields(obj, text),
-        "kind": str(obj.get("kind")),
-        "api_version": str(obj.get("apiVersion") or ""),
-        "namespace": str(m.get("namespace") or ""),
+        **base_fields(r, obj, text),
+        "kind": r.kind,
+        "api_version": r.api_version,
+        "namespace": r.namespace or "",
     }
 
 

@@ -13,17 +13,17 @@ from datetime import datetime
 from typing import Any
 
 from claims.diagnosis.feasibility import ClaimFeasibility, DeviceKey, allocated_devices, assess_claim
-from claims.diagnosis.findings import ObjectRef
-from claims.diagnosis.state import ClusterState, PodInfo, parse_time
+from claims.diagnosis.state import ClusterState
 from claims.diagnosis.thresholds import Thresholds
-from inventory.parse import ResourceClaim
+from inventory.kube import ObjectRef, parse_time
+from inventory.records import Pod, ResourceClaim
 
 
 def claim_ref(c: ResourceClaim) -> ObjectRef:
     return ObjectRef("ResourceClaim", c.namespace, c.name)
 
 
-def pod_ref(p: PodInfo) -> ObjectRef:
+def pod_ref(p: Pod) -> ObjectRef:
     return ObjectRef("Pod", p.namespace, p.name)
 
 
@@ -81,7 +81,7 @@ class Context:
             self._feasibility[key] = assess_claim(self.state, claim, self.used, self._feasibility_memo)
         return self._feasibility[key]
 
-    def pending_consumers(self, claim: ResourceClaim) -> list[PodInfo]:
+    def pending_consumers(self, claim: ResourceClaim) -> list[Pod]:
         """Live, unbound pods waiting for this unallocated claim."""
         return [
             p
@@ -89,7 +89,7 @@ class Context:
             if not p.terminal and not p.deletion_timestamp and not p.node_name
         ]
 
-    def pending_claims(self) -> list[tuple[ResourceClaim, list[PodInfo]]]:
+    def pending_claims(self) -> list[tuple[ResourceClaim, list[Pod]]]:
         """Unallocated, not-deleting claims that an unbound live pod waits for."""
         out = []
         for c in self.state.claims.values():
@@ -100,27 +100,27 @@ class Context:
                 out.append((c, pods))
         return out
 
-    def pending_since(self, claim: ResourceClaim | None, pods: list[PodInfo]) -> str | None:
+    def pending_since(self, claim: ResourceClaim | None, pods: list[Pod]) -> str | None:
         """Start of the wait: claim/pod creation, first scheduling failure, PodScheduled=False."""
         times: list[str | None] = [claim.created if claim else None]
         for p in pods:
             times.append(p.created)
             cond = p.condition("PodScheduled")
-            if cond and cond.get("status") == "False":
-                times.append(cond.get("lastTransitionTime"))
+            if cond and cond.status == "False":
+                times.append(cond.last_transition_time)
             for e in self.state.events_for("Pod", p.namespace, p.name):
                 if e.reason in ("FailedScheduling", "FailedResourceClaimCreation"):
                     times.append(e.first)
         return earliest(times)
 
-    def template_ref_for(self, claim: ResourceClaim, pods: list[PodInfo]) -> ObjectRef | None:
+    def template_ref_for(self, claim: ResourceClaim, pods: list[Pod]) -> ObjectRef | None:
         for p in pods:
             for ref, name in self.state.pod_claim_names(p):
                 if name == claim.name and ref.template_name:
                     return ObjectRef("ResourceClaimTemplate", p.namespace, ref.template_name)
         return None
 
-    def scheduling_messages(self, pods: list[PodInfo]) -> list[dict[str, Any]]:
+    def scheduling_messages(self, pods: list[Pod]) -> list[dict[str, Any]]:
         out = []
         for p in pods:
             for e in self.state.events_for("Pod", p.namespace, p.name):

@@ -12,8 +12,9 @@ from datetime import datetime
 from claims.diagnosis import rules_lifecycle, rules_node, rules_pending, rules_telemetry
 from claims.diagnosis.context import Context
 from claims.diagnosis.findings import SEVERITY_RANK, Finding
-from claims.diagnosis.state import ClusterState, parse_time
+from claims.diagnosis.state import ClusterState
 from claims.diagnosis.thresholds import Thresholds
+from inventory.kube import parse_time
 
 Rule = Callable[[Context], Iterable[Finding]]
 

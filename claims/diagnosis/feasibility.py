@@ -23,34 +23,27 @@ a request with ``firstAvailable`` is judged by its best alternative.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from claims.diagnosis.state import ClusterState, TaintRuleInfo
+from claims.diagnosis.state import ClusterState
 from inventory.cel import SelectorError, evaluate_device
-from inventory.parse import Device, ResourceClaim, request_summary
+from inventory.records import (
+    Device,
+    DeviceConstraint,
+    DeviceSubRequest,
+    DeviceTaintRule,
+    ResourceClaim,
+    Taint,
+    Toleration,
+)
 
 DeviceKey = tuple[str, str, str]
 
 
-def toleration_matches(tol: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    """Kubernetes toleration semantics (same as node taints)."""
-    effect = tol.get("effect")
-    if effect and effect != taint.get("effect"):
-        return False
-    key = tol.get("key")
-    op = tol.get("operator") or "Equal"
-    if not key:
-        return op == "Exists"
-    if key != taint.get("key"):
-        return False
-    return op == "Exists" or str(tol.get("value") or "") == str(taint.get("value") or "")
-
-
-def rule_selects(rule: TaintRuleInfo, device: Device) -> bool:
+def rule_selects(rule: DeviceTaintRule, device: Device) -> bool:
     """Does a DeviceTaintRule's ``deviceSelector`` select this device?"""
     if rule.driver and rule.driver != device.driver:
         return False
@@ -66,22 +59,16 @@ def rule_selects(rule: TaintRuleInfo, device: Device) -> bool:
     return True
 
 
-def device_taints(state: ClusterState, device: Device) -> list[Mapping[str, Any]]:
+def device_taints(state: ClusterState, device: Device) -> list[Taint]:
     """Taints on a device: published in its slice plus those of DeviceTaintRules selecting it."""
-    taints: list[Mapping[str, Any]] = list(device.taints)
+    taints: list[Taint] = list(device.taints)
     taints.extend(r.taint for r in state.taint_rules if r.taint and rule_selects(r, device))
     return taints
 
 
-def blocking_taints(
-    taints: Iterable[Mapping[str, Any]], tolerations: Sequence[Mapping[str, Any]]
-) -> list[Mapping[str, Any]]:
-    return [
-        t
-        for t in taints
-        if t.get("effect") in ("NoSchedule", "NoExecute")
-        and not any(toleration_matches(tol, t) for tol in tolerations)
-    ]
+def blocking_taints(taints: Iterable[Taint], tolerations: Sequence[Toleration]) -> list[Taint]:
+    """The NoSchedule/NoExecute taints none of ``tolerations`` tolerates."""
+    return [t for t in taints if t.keeps_off and not any(tol.tolerates(t) for tol in tolerations)]
 
 
 def allocated_devices(state: ClusterState, exclude: ResourceClaim | None = None) -> dict[DeviceKey, list[ResourceClaim]]:
@@ -121,27 +108,20 @@ class ClaimFeasibility:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
-def _request_bodies(req: dict[str, Any]) -> list[dict[str, Any]]:
-    if isinstance(req.get("exactly"), dict):
-        return [req["exactly"]]
-    return [s for s in req.get("firstAvailable") or [] if isinstance(s, dict)]
-
-
 def _check_request(
     state: ClusterState,
     name: str,
-    body: dict[str, Any],
+    body: DeviceSubRequest,
     used: Mapping[DeviceKey, Sequence[ResourceClaim]],
     memo: dict[Any, Any] | None = None,
 ) -> RequestCheck:
-    summary = request_summary({"name": name, "exactly": body})
-    dc_name = summary["device_class"]
+    dc_name = body.device_class
     dc = state.device_classes.get(dc_name) if dc_name else None
-    selectors = tuple(summary["selectors"])
+    selectors = body.selectors
     if dc is None:
-        return RequestCheck(name, dc_name, summary["count"], False, (), (), (), selectors)
+        return RequestCheck(name, dc_name, body.count, False, (), (), (), selectors)
     exprs = list(dc.selectors) + list(selectors)
-    tolerations = [t for t in body.get("tolerations") or [] if isinstance(t, dict)]
+    tolerations = body.tolerations
     # Which devices match depends only on the expressions: claims of one template share it,
     # so a fleet evaluates each distinct selector set once, not once per pending claim.
     match_key = ("match", tuple(exprs))
@@ -152,27 +132,19 @@ def _check_request(
             memo[match_key] = cached
     all_matching, all_errors = cached
     matching, free, tainted, errors = list(all_matching), [], [], list(all_errors)
+    shareable = state.shareable_devices
     for key in all_matching:
         dev = state.devices[key]
-        shareable = dev.name in state.slice_extra.get(dev.slice_name, _NO_EXTRA).allow_multiple
-        if key in used and not shareable:
+        if key in used and key not in shareable:
             continue
         if blocking_taints(device_taints(state, dev), tolerations):
             tainted.append(key)
             continue
         free.append(key)
     return RequestCheck(
-        name, dc_name, summary["count"], True, tuple(matching), tuple(free), tuple(tainted),
+        name, dc_name, body.count, True, tuple(matching), tuple(free), tuple(tainted),
         selectors, tuple(errors[:5]),
     )
-
-
-class _NoExtra:
-    allow_multiple: frozenset[str] = frozenset()
-    shared_counters = False
-
-
-_NO_EXTRA = _NoExtra()
 
 
 def _node_of(state: ClusterState, key: DeviceKey) -> str:
@@ -240,7 +212,7 @@ def _constraints_ok(
     state: ClusterState,
     checks: Sequence[RequestCheck],
     pick: Mapping[str, Sequence[DeviceKey]],
-    constraints: Sequence[Mapping[str, Any]],
+    constraints: Sequence[DeviceConstraint],
 ) -> bool:
     """Can all requests be met on these candidate devices with every constraint honoured?"""
     if not constraints:
@@ -248,8 +220,8 @@ def _constraints_ok(
     names = [rc.name for rc in checks]
     options: list[dict[str, list[DeviceKey]]] = [dict(pick)]
     for con in constraints:
-        scope = [n for n in (con.get("requests") or names) if n in pick]
-        attr = con.get("matchAttribute")
+        scope = [n for n in (con.requests or names) if n in pick]
+        attr = con.match_attribute
         if attr:
             next_opts = []
             for opt in options:
@@ -262,7 +234,7 @@ def _constraints_ok(
                         narrowed[n] = [k for k in opt.get(n, ()) if state.devices[k].attr(attr) == v]
                     next_opts.append(narrowed)
             options = next_opts
-        distinct = con.get("distinctAttribute")
+        distinct = con.distinct_attribute
         if distinct:
             kept = []
             for opt in options:
@@ -290,8 +262,7 @@ def assess_claim(
     one verdict, which keeps a fleet of template-made claims linear. Raises nothing on
     cluster text: selectors that do not compile give the ``selector_error`` verdict.
     """
-    extra = state.claim_extra.get((claim.namespace, claim.name))
-    constraints = extra.constraints if extra else ()
+    constraints = claim.constraints
     if used is None:
         used = allocated_devices(state, exclude=claim)
         memo = None  # ``used`` is this claim's own: nothing to share
@@ -305,7 +276,7 @@ def assess_claim(
     # else: a claim without allocation results is in no ``used`` entry; nothing to exclude.
     sig = None
     if memo is not None:
-        sig = ("claim", json.dumps([claim.requests, constraints], sort_keys=True, default=str))
+        sig = ("claim", claim.requests, constraints)  # records: equal requests hash alike
         hit = memo.get(sig)
         if hit is not None:
             return hit
@@ -319,14 +290,14 @@ def _assess(
     state: ClusterState,
     claim: ResourceClaim,
     used: Mapping[DeviceKey, Sequence[ResourceClaim]],
-    constraints: Sequence[Mapping[str, Any]],
+    constraints: Sequence[DeviceConstraint],
     memo: dict[Any, Any] | None,
 ) -> ClaimFeasibility:
     best: list[RequestCheck] = []
     try:
         for req in claim.requests:
-            name = str(req.get("name"))
-            bodies = _request_bodies(req)
+            name = str(req.name)
+            bodies = req.bodies
             checks = [_check_request(state, name, b, used, memo) for b in bodies] or [
                 RequestCheck(name, None, 1, False, (), (), (), ())
             ]
@@ -395,7 +366,7 @@ def _assess(
             "; ".join(f"request {c.name}: {len(c.free)} free matching" for c in checks_t)
             + "; constraints "
             + ", ".join(
-                str(con.get("matchAttribute") or con.get("distinctAttribute")) for con in constraints
+                str(con.match_attribute or con.distinct_attribute) for con in constraints
             )
             + " cannot be met together on any node",
             tuple(nodes),

@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from inventory.kube import ObjectRef  # a finding's objects: namespace None for cluster-scoped kinds
+
+__all__ = ["CATEGORIES", "SEVERITIES", "SEVERITY_RANK", "Finding", "ObjectRef", "dedupe_objects"]
+
 CATEGORIES: tuple[str, ...] = (
     # before allocation
     "device_class_missing",
@@ -44,18 +48,6 @@ CATEGORIES: tuple[str, ...] = (
 
 SEVERITIES: tuple[str, ...] = ("critical", "warning", "info")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
-
-
-@dataclass(frozen=True, order=True)
-class ObjectRef:
-    """A Kubernetes object a finding is about; ``namespace`` is None for cluster-scoped kinds."""
-
-    kind: str
-    namespace: str | None
-    name: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "namespace": self.namespace, "name": self.name}
 
 
 @dataclass(frozen=True)

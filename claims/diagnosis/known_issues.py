@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from claims.diagnosis.state import parse_version
+from inventory.kube import parse_version
 
 KNOWN_ISSUES_FILE = Path(__file__).with_name("known_issues.yaml")
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from claims.diagnosis.context import Context, claim_ref, minutes, node_ref, pod_ref
-from claims.diagnosis.feasibility import toleration_matches
-from claims.diagnosis.findings import Finding, ObjectRef
-from claims.diagnosis.state import NodeInfo, PodInfo
+from claims.diagnosis.findings import Finding
+from inventory.kube import ObjectRef
+from inventory.records import Node, Pod
 
 
-def _rejecting_nodes(ctx: Context, pod: PodInfo) -> list[NodeInfo]:
+def _rejecting_nodes(ctx: Context, pod: Pod) -> list[Node]:
     """Nodes that refuse the pod before DRA is considered: cordoned or untolerated taint."""
     out = []
     for node in ctx.state.nodes.values():
@@ -24,9 +24,7 @@ def _rejecting_nodes(ctx: Context, pod: PodInfo) -> list[NodeInfo]:
             out.append(node)
             continue
         for t in node.taints:
-            if t.get("effect") in ("NoSchedule", "NoExecute") and not any(
-                toleration_matches(tol, t) for tol in pod.tolerations
-            ):
+            if t.keeps_off and not any(tol.tolerates(t) for tol in pod.tolerations):
                 out.append(node)
                 break
     return out
@@ -40,11 +38,10 @@ def rule_allocated_not_reserved(ctx: Context) -> Iterator[Finding]:
         since = c.allocation_timestamp or c.created
         if not ctx.older_than(since, ctx.thresholds.allocated_not_reserved_seconds):
             continue
-        extra = state.claim_extra.get((c.namespace, c.name))
-        alloc_nodes = list(extra.node_selector_nodes) if extra else []
+        alloc_nodes = list(c.allocation_nodes)
         pods = [p for p in state.pods_using_claim(c) if not p.terminal]
         owner_gone = bool(c.owner_pod_uid) and c.owner_pod_uid not in state.pods_by_uid()
-        rejecting: list[NodeInfo] = []
+        rejecting: list[Node] = []
         for p in pods:
             if not p.node_name:
                 rejecting.extend(_rejecting_nodes(ctx, p))
@@ -108,8 +105,7 @@ def rule_reserved_for_missing_pod(ctx: Context) -> Iterator[Finding]:
             continue
         reserved_uids = {r.uid for r in c.reserved_for}
         refused = [p for p in state.pods_using_claim(c) if p.uid not in reserved_uids and not p.terminal]
-        extra = state.claim_extra.get((c.namespace, c.name))
-        ownerless = extra is not None and not extra.has_owner
+        ownerless = not c.has_owner
         absent = [ObjectRef("Pod", c.namespace, r.name) for r in missing]
         parts = []
         if missing:
@@ -156,8 +152,7 @@ def rule_claim_stuck_deallocating(ctx: Context) -> Iterator[Finding]:
         if not blocked_now and not ctx.older_than(c.deletion_timestamp, ctx.thresholds.deleting_seconds):
             continue
         age = ctx.age(c.deletion_timestamp)
-        extra = state.claim_extra.get((c.namespace, c.name))
-        nodes = list(extra.node_selector_nodes) if extra else []
+        nodes = list(c.allocation_nodes)
         devices = ", ".join(f"{r.pool}/{r.device}" for r in c.results)
         absent = [ObjectRef("Pod", c.namespace, r.name) for r in gone]
         yield Finding(

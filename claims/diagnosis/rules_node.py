@@ -14,11 +14,11 @@ from typing import Any
 
 from claims.diagnosis.context import Context, claim_ref, earliest, minutes, node_ref, pod_ref, slice_ref
 from claims.diagnosis.feasibility import ClaimFeasibility, blocking_taints, device_taints, rule_selects
-from claims.diagnosis.findings import Finding, ObjectRef
+from claims.diagnosis.findings import Finding
 from claims.diagnosis.known_issues import issues_for, load_known_issues
-from claims.diagnosis.state import NodeInfo, PodInfo, parse_version
 from inventory.cel import evaluate_device
-from inventory.parse import GPU_DRIVER, Device, ResourceClaim
+from inventory.kube import GPU_DRIVER, GPU_MEMORY_LABEL, PRODUCT_LABEL, ObjectRef, parse_version
+from inventory.records import Device, Node, Pod, ResourceClaim
 
 MIG_DISABLED_CONFIGS = ("all-disabled", "")
 
@@ -47,7 +47,7 @@ def driver_gaps(ctx: Context) -> dict[str, str]:
     return gaps
 
 
-def _plugin_state(pods: list[PodInfo]) -> str:
+def _plugin_state(pods: list[Pod]) -> str:
     bits = []
     for p in pods:
         for c in p.containers:
@@ -59,14 +59,14 @@ def _plugin_state(pods: list[PodInfo]) -> str:
     return "; ".join(bits)
 
 
-def labelled_gpu(node: NodeInfo) -> Device | None:
+def labelled_gpu(node: Node) -> Device | None:
     """The whole GPU a node's GPU Feature Discovery labels describe, as a device would be
     published: ``nvidia.com/gpu.memory`` (MiB) as capacity ``memory``, ``nvidia.com/gpu.product``
     (dashes for spaces) as ``productName``. None without a memory label."""
-    mem = node.labels.get("nvidia.com/gpu.memory", "")
+    mem = node.labels.get(GPU_MEMORY_LABEL, "")
     if not mem.isdigit():
         return None
-    product = node.labels.get("nvidia.com/gpu.product", "").replace("-", " ")
+    product = node.labels.get(PRODUCT_LABEL, "").replace("-", " ")
     attrs = {f"{GPU_DRIVER}/type": "gpu"}
     if product:
         attrs[f"{GPU_DRIVER}/productName"] = product
@@ -95,7 +95,7 @@ def node_could_satisfy(ctx: Context, feas: ClaimFeasibility, node_name: str) -> 
     return True
 
 
-def _stuck_claims_for_gpu_driver(ctx: Context) -> list[tuple[ResourceClaim, list[PodInfo]]]:
+def _stuck_claims_for_gpu_driver(ctx: Context) -> list[tuple[ResourceClaim, list[Pod]]]:
     out = []
     for claim, pods in ctx.pending_claims():
         feas = ctx.feasibility(claim)
@@ -132,7 +132,7 @@ def rule_driver_publishing(ctx: Context) -> Iterator[Finding]:
             objs.extend(pod_ref(p) for p in pods)
         since = earliest([ctx.pending_since(c, pods) for c, pods in affected])
         node = state.nodes.get(node_name)
-        product = node.labels.get("nvidia.com/gpu.product", "GPUs") if node else "GPUs"
+        product = node.labels.get(PRODUCT_LABEL, "GPUs") if node else "GPUs"
         common = {
             "node": node_name,
             "plugin_pods": [p.name for p in plugins],
@@ -190,11 +190,11 @@ def _kubelet_issue_note(ctx: Context, node_name: str | None) -> tuple[str, dict[
     return "", {}
 
 
-def _event_node(ctx: Context, e: Any, pod: PodInfo | None) -> str | None:
+def _event_node(ctx: Context, e: Any, pod: Pod | None) -> str | None:
     return (pod.node_name if pod else None) or e.host
 
 
-def _pod_claims(ctx: Context, pod: PodInfo) -> list[ObjectRef]:
+def _pod_claims(ctx: Context, pod: Pod) -> list[ObjectRef]:
     return [
         ObjectRef("ResourceClaim", pod.namespace, n)
         for _, n in ctx.state.pod_claim_names(pod)
@@ -316,8 +316,7 @@ def rule_stale_slice(ctx: Context) -> Iterator[Finding]:
         gone = [r for r in c.results if r.device_key not in state.devices]
         if not gone:
             continue
-        extra = state.claim_extra.get((c.namespace, c.name))
-        nodes = list(extra.node_selector_nodes) if extra else []
+        nodes = list(c.allocation_nodes)
         plugins = [p for n in nodes for p in state.plugin_pods_on_node(n)]
         not_ready = [p for p in plugins if not p.ready]
         pods = [p for p in state.pods_using_claim(c)]
@@ -501,20 +500,17 @@ def rule_device_taints(ctx: Context) -> Iterator[Finding]:
     for c in state.claims.values():
         if not c.allocated:
             continue
-        extra = state.claim_extra.get((c.namespace, c.name))
         for r in c.results:
             dev = state.devices.get(r.device_key)
             if dev is None:
                 continue
-            taints = [t for t in device_taints(state, dev) if t.get("effect") == "NoExecute"]
+            taints = [t for t in device_taints(state, dev) if t.effect == "NoExecute"]
             if not taints:
                 continue
-            req = next((q for q in c.requests if q.get("name") == r.request), {})
-            body = req.get("exactly") if isinstance(req.get("exactly"), dict) else {}
-            req_tols = [t for t in (body or {}).get("tolerations") or [] if isinstance(t, dict)]
+            req = c.request(r.request)
+            req_tols = req.exactly.tolerations if req is not None and req.exactly is not None else ()
             key = f"{r.driver}/{r.pool}/{r.device}"
-            res_tols = list(extra.result_tolerations.get(key, ())) if extra else []
-            untolerated_in_result = blocking_taints(taints, res_tols)
+            untolerated_in_result = blocking_taints(taints, r.tolerations)
             if not untolerated_in_result:
                 continue
             pods = state.pods_using_claim(c)
@@ -527,7 +523,7 @@ def rule_device_taints(ctx: Context) -> Iterator[Finding]:
             objs += [ObjectRef("DeviceTaintRule", None, tr.name) for tr in state.taint_rules if rule_selects(tr, dev)]
             evidence: dict[str, Any] = {
                 "device": key,
-                "taints": [dict(t) for t in taints],
+                "taints": [t.to_dict() for t in taints],
                 "evictions": [e.message for e in evictions][:3],
             }
             if tolerated_by_request:
@@ -559,11 +555,11 @@ def rule_device_taints(ctx: Context) -> Iterator[Finding]:
                 objects=tuple(dict.fromkeys(objs)),
                 summary=(
                     f"Device {r.pool}/{r.device} allocated to claim {c.namespace}/{c.name} has NoExecute"
-                    f" taint {taints[0].get('key')}={taints[0].get('value', '')}{note}"
+                    f" taint {taints[0].key}={taints[0].value or ''}{note}"
                     + (f"; pod evicted ({evictions[0].reason})" if evictions else "") + "."
                 ),
                 next_action=action,
-                since=earliest([e.first for e in evictions] + [t.get("timeAdded") for t in taints]),
+                since=earliest([e.first for e in evictions] + [t.time_added for t in taints]),
                 evidence=evidence,
             )
     for claim, pods in ctx.pending_claims():
@@ -609,13 +605,14 @@ def rule_taint_rule_too_broad(ctx: Context) -> Iterator[Finding]:
         claims = [c for c in state.claims.values() if any(r.device_key in keys for r in c.results)]
         pods = [p for c in claims for p in state.pods_using_claim(c)]
         scope = "an empty selector" if rule.selector_empty else f"only driver {rule.driver}"
+        effect = rule.taint.effect if rule.taint else None
         yield Finding(
             category="device_taint_rule_too_broad",
-            severity="critical" if rule.taint.get("effect") == "NoExecute" and pods else "warning",
+            severity="critical" if effect == "NoExecute" and pods else "warning",
             objects=tuple(dict.fromkeys([ObjectRef("DeviceTaintRule", None, rule.name),
                                          *(claim_ref(c) for c in claims), *(pod_ref(p) for p in pods)])),
             summary=(
-                f"DeviceTaintRule {rule.name} ({rule.taint.get('effect')}) uses {scope} and taints"
+                f"DeviceTaintRule {rule.name} ({effect}) uses {scope} and taints"
                 f" {len(hit)} of {total} devices on {len(nodes)} node(s), hitting {len(pods)} pod(s)."
             ),
             next_action=(

@@ -12,11 +12,12 @@ from collections.abc import Iterator, Mapping
 
 from claims.diagnosis.context import Context, claim_ref, earliest, minutes, pod_ref, slice_ref
 from claims.diagnosis.feasibility import ClaimFeasibility
-from claims.diagnosis.findings import Finding, ObjectRef
+from claims.diagnosis.findings import Finding
 from claims.diagnosis.known_issues import issues_for
 from claims.diagnosis.rules_node import driver_gaps, node_could_satisfy
 from claims.diagnosis.state import ComponentInfo
 from inventory.cel import evaluate_device
+from inventory.kube import ObjectRef
 
 _VERDICT_CATEGORY = {
     "device_class_missing": "device_class_missing",
@@ -288,16 +289,14 @@ def _features_in_use(ctx: Context) -> dict[str, list[ObjectRef]]:
         if not c.allocated and not c.deletion_timestamp:
             add("DynamicResourceAllocation", claim_ref(c))
         for r in c.requests:
-            if "firstAvailable" in r:
+            if r.first_available is not None:
                 add("DRAPrioritizedList", claim_ref(c))
-            body = r.get("exactly") or {}
-            if isinstance(body, dict) and body.get("capacity"):
+            if r.exactly is not None and r.exactly.capacity:
                 add("DRAConsumableCapacity", claim_ref(c))
-            if isinstance(body, dict) and body.get("tolerations"):
+            if r.exactly is not None and r.exactly.tolerations:
                 add("DRADeviceTaints", claim_ref(c))
     for s in state.slices:
-        extra = state.slice_extra.get(s.name)
-        if (extra and extra.shared_counters) or any(d.consumes_counters for d in s.devices):
+        if s.shared_counters or any(d.consumes_counters for d in s.devices):
             add("DRAPartitionableDevices", slice_ref(s.name))
         if any(d.taints for d in s.devices):
             add("DRADeviceTaints", slice_ref(s.name))

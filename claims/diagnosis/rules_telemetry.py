@@ -13,8 +13,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from claims.diagnosis.context import Context, claim_ref, node_ref, pod_ref, slice_ref
-from claims.diagnosis.findings import Finding, ObjectRef
+from claims.diagnosis.findings import Finding
 from inventory.dcgm import DcgmSample, TelemetryJoin, join_samples, parse_exposition
+from inventory.kube import DRA_GROUP, ObjectRef
 
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
 PROF_GR_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
@@ -46,15 +47,11 @@ def _exporter_objects(ctx: Context) -> tuple[list[ObjectRef], dict[str, object]]
         dra = ds.env.get("KUBERNETES_ENABLE_DRA", "").lower() == "true"
         ev[f"{ds.namespace}/{ds.name}.KUBERNETES_ENABLE_DRA"] = dra
         for role_name in {ds.name, ds.service_account or ""} - {""}:
-            rules = state.cluster_roles.get(role_name)
-            if rules is None:
+            role = state.cluster_roles.get(role_name)
+            if role is None:
                 continue
             objs.append(ObjectRef("ClusterRole", None, role_name))
-            can_read = any(
-                ("resource.k8s.io" in (r.get("apiGroups") or []) or "*" in (r.get("apiGroups") or []))
-                and ({"resourceslices", "*"} & set(r.get("resources") or []))
-                for r in rules
-            )
+            can_read = role.allows(DRA_GROUP, "resourceslices")
             ev[f"{role_name}.can_read_resourceslices"] = can_read
     return objs, ev
 

@@ -15,9 +15,9 @@ from django.urls import reverse
 from django.utils import timezone
 from store_helpers import CASE_DIRS, cluster_name
 
-from claims.diagnosis.state import _event as parse_event
 from claims.models import Finding
 from inventory.models import KubeObject, Pod
+from inventory.records import parse_event
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from claims.diagnosis import ClusterState, Thresholds, diagnose
 from claims.diagnosis.findings import Finding
-from claims.diagnosis.state import parse_time
+from inventory.kube import parse_time
 from inventory.normalize import UnknownAPIVersion
 from inventory.snapshot import SnapshotError, load_path, newest_timestamp
 

@@ -1,0 +1,423 @@
+"""Records of the core kinds: Node, Pod (and the pod spec workloads share), Event, ConfigMap,
+PriorityClass, ClusterRole.
+
+Pure: no Django; never raises on odd cluster text (a field of the wrong type reads as absent).
+
+Sources: Node ``metadata.labels``, ``spec.unschedulable``, ``spec.taints``,
+``status.conditions[type=Ready]``, ``status.nodeInfo.kubeletVersion``, ``status.allocatable``;
+Pod ``spec.{nodeName,containers,initContainers,resourceClaims,tolerations,priorityClassName,
+nodeSelector,affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution,
+serviceAccountName}``, ``status.{phase,conditions,containerStatuses,resourceClaimStatuses}``;
+Event in both shapes (core/v1 ``involvedObject``, ``count/firstTimestamp/lastTimestamp``,
+``source``; events.k8s.io/v1 ``regarding``, ``eventTime``, ``series``, ``note``,
+``reportingController``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .base import (
+    Condition,
+    KubeRecord,
+    NodeSelectorTerm,
+    Taint,
+    Toleration,
+    as_map,
+    conditions,
+    dicts,
+    meta_fields,
+    node_selector_terms,
+    str_map,
+    strings,
+    taints,
+    text,
+    to_int,
+    tolerations,
+)
+
+# --- Node ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Node(KubeRecord):
+    """A Node. ``ready``: its ``Ready`` condition (None when it reports none).
+    ``allocatable``: ``status.allocatable`` (resource name -> quantity text)."""
+
+    NAMESPACED: ClassVar[bool] = False
+
+    unschedulable: bool
+    taints: tuple[Taint, ...]
+    ready: bool | None
+    kubelet_version: str | None
+    allocatable: Mapping[str, str]
+
+    @property
+    def has_nvidia_gpu(self) -> bool:
+        """GPU Feature Discovery labels say this node carries NVIDIA GPUs."""
+        if self.labels.get("nvidia.com/gpu.present") == "true":
+            return True
+        count = self.labels.get("nvidia.com/gpu.count", "")
+        return count.isdigit() and int(count) > 0
+
+
+def parse_node(obj: dict[str, Any]) -> Node:
+    spec = as_map(obj.get("spec"))
+    status = as_map(obj.get("status"))
+    ready = next((c.get("status") == "True" for c in dicts(status.get("conditions")) if c.get("type") == "Ready"), None)
+    return Node(
+        **meta_fields(obj, namespaced=False),
+        unschedulable=bool(spec.get("unschedulable")),
+        taints=taints(spec.get("taints")),
+        ready=ready,
+        kubelet_version=text(as_map(status.get("nodeInfo")).get("kubeletVersion")),
+        allocatable=str_map(status.get("allocatable")),
+    )
+
+
+# --- the pod spec (Pods and workload templates) ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """One ``containers[]`` / ``initContainers[]`` entry.
+
+    ``limits``/``requests``: ``resources.limits``/``resources.requests`` as written (resource
+    name -> scalar: ``2`` or ``"2"``; quantities stay text). ``claims``: names in
+    ``resources.claims[]``. ``env``: literal ``env[].value``s (``valueFrom`` reads as "").
+    """
+
+    name: str
+    init: bool
+    image: str | None
+    command: tuple[str, ...]
+    args: tuple[str, ...]
+    env: Mapping[str, str]
+    limits: Mapping[str, Any]
+    requests: Mapping[str, Any]
+    claims: tuple[str, ...]
+
+    @property
+    def resource_names(self) -> list[str]:
+        """Names in ``limits`` then those only in ``requests``."""
+        return [*self.limits, *(k for k in self.requests if k not in self.limits)]
+
+
+def _scalars(v: Any) -> dict[str, Any]:
+    return {str(k): x for k, x in v.items() if not isinstance(x, dict | list)} if isinstance(v, dict) else {}
+
+
+def _container(c: dict[str, Any], init: bool) -> Container:
+    res = as_map(c.get("resources"))
+    env = {str(e["name"]): str(e.get("value", "")) for e in dicts(c.get("env")) if "name" in e}
+    return Container(
+        name=str(c.get("name") or ""),
+        init=init,
+        image=text(c.get("image")) or None,
+        command=strings(c.get("command")),
+        args=strings(c.get("args")),
+        env=env,
+        limits=_scalars(res.get("limits")),
+        requests=_scalars(res.get("requests")),
+        claims=tuple(str(x.get("name")) for x in dicts(res.get("claims")) if x.get("name")),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaimRef:
+    """One ``spec.resourceClaims[]`` entry and the claim name the pod status resolved it to
+    (``status.resourceClaimStatuses[]``; None in a workload's pod template)."""
+
+    name: str
+    claim_name: str | None
+    template_name: str | None
+    status_claim_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodSpec:
+    """A pod spec (a Pod's ``spec`` or a workload's pod template ``spec``).
+
+    ``required_node_terms``: ``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution``.
+    """
+
+    node_name: str | None
+    init_containers: tuple[Container, ...]
+    containers: tuple[Container, ...]
+    resource_claims: tuple[PodClaimRef, ...]
+    tolerations: tuple[Toleration, ...]
+    priority_class_name: str | None
+    node_selector: Mapping[str, str]
+    required_node_terms: tuple[NodeSelectorTerm, ...]
+    service_account: str | None
+
+    def all_containers(self) -> Iterator[Container]:
+        """Init containers, then app containers."""
+        yield from self.init_containers
+        yield from self.containers
+
+
+def parse_pod_spec(spec: Any) -> PodSpec:
+    spec = as_map(spec)
+    affinity = as_map(as_map(spec.get("affinity")).get("nodeAffinity"))
+    return PodSpec(
+        node_name=text(spec.get("nodeName")) or None,
+        init_containers=tuple(_container(c, True) for c in dicts(spec.get("initContainers"))),
+        containers=tuple(_container(c, False) for c in dicts(spec.get("containers"))),
+        resource_claims=tuple(
+            PodClaimRef(str(r.get("name")), text(r.get("resourceClaimName")), text(r.get("resourceClaimTemplateName")))
+            for r in dicts(spec.get("resourceClaims"))
+        ),
+        tolerations=tolerations(spec.get("tolerations")),
+        priority_class_name=text(spec.get("priorityClassName")) or None,
+        node_selector=str_map(spec.get("nodeSelector")),
+        required_node_terms=node_selector_terms(affinity.get("requiredDuringSchedulingIgnoredDuringExecution")),
+        service_account=text(spec.get("serviceAccountName")) or None,
+    )
+
+
+# --- Pod ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerState:
+    """One ``status.containerStatuses[]`` entry."""
+
+    name: str
+    ready: bool
+    restart_count: int
+    waiting_reason: str | None
+    waiting_message: str | None
+    last_terminated_message: str | None
+    started_at: str | None
+    image: str | None
+
+
+def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
+    out = []
+    for cs in dicts(status.get("containerStatuses")):
+        state = as_map(cs.get("state"))
+        waiting = as_map(state.get("waiting"))
+        running = as_map(state.get("running"))
+        last = as_map(as_map(cs.get("lastState")).get("terminated"))
+        out.append(
+            ContainerState(
+                name=str(cs.get("name")),
+                ready=bool(cs.get("ready")),
+                restart_count=to_int(cs.get("restartCount")),
+                waiting_reason=text(waiting.get("reason")),
+                waiting_message=text(waiting.get("message")),
+                last_terminated_message=text(last.get("message")),
+                started_at=text(running.get("startedAt")),
+                image=text(cs.get("image")),
+            )
+        )
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Pod(KubeRecord):
+    """A Pod: its spec, phase, conditions, container states and resolved claim references.
+
+    ``resource_claims``: the spec's entries with ``status_claim_name`` filled in from
+    ``status.resourceClaimStatuses``. ``claim_statuses``: those statuses as (entry name,
+    claim name) pairs, including any without a spec entry.
+    """
+
+    pod_spec: PodSpec
+    phase: str | None
+    conditions: tuple[Condition, ...]
+    container_states: tuple[ContainerState, ...]
+    resource_claims: tuple[PodClaimRef, ...]
+    claim_statuses: tuple[tuple[str, str | None], ...]
+
+    @property
+    def node_name(self) -> str | None:
+        return self.pod_spec.node_name
+
+    @property
+    def tolerations(self) -> tuple[Toleration, ...]:
+        return self.pod_spec.tolerations
+
+    @property
+    def containers(self) -> tuple[ContainerState, ...]:
+        """The container states (``status.containerStatuses``)."""
+        return self.container_states
+
+    @property
+    def images(self) -> tuple[str, ...]:
+        """Images of the app containers (``spec.containers[].image``)."""
+        return tuple(c.image for c in self.pod_spec.containers if c.image)
+
+    @property
+    def commands(self) -> tuple[str, ...]:
+        """Every app container's ``command`` then ``args``, in order."""
+        return tuple(x for c in self.pod_spec.containers for x in (*c.command, *c.args))
+
+    @property
+    def claim_names(self) -> list[str]:
+        """Names of the ResourceClaims the pod uses (in its namespace): ``resourceClaimName``
+        entries, then claims generated from templates (``resourceClaimStatuses``)."""
+        names = [r.claim_name for r in self.pod_spec.resource_claims if r.claim_name]
+        names += [n for _, n in self.claim_statuses if n]
+        return list(dict.fromkeys(names))
+
+    @property
+    def terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def ready(self) -> bool:
+        return self.phase == "Running" and all(c.ready for c in self.container_states)
+
+    def condition(self, ctype: str) -> Condition | None:
+        return next((c for c in self.conditions if c.type == ctype), None)
+
+    @property
+    def is_dra_kubelet_plugin(self) -> bool:
+        """A DRA kubelet-plugin pod (NVIDIA driver chart labels or the usual pod name)."""
+        if any("kubelet-plugin" in v for v in self.labels.values()):
+            return True
+        return "kubelet-plugin" in self.name
+
+    @property
+    def is_gpu_kubelet_plugin(self) -> bool:
+        """The NVIDIA GPU DRA driver's kubelet plugin (``gpu`` in a kubelet-plugin pod's name)."""
+        return self.is_dra_kubelet_plugin and "gpu" in self.name
+
+    @property
+    def is_container_toolkit(self) -> bool:
+        return "container-toolkit" in self.name or any("container-toolkit" in v for v in self.labels.values())
+
+
+def parse_pod(obj: dict[str, Any]) -> Pod:
+    spec = parse_pod_spec(obj.get("spec"))
+    status = as_map(obj.get("status"))
+    statuses = tuple(
+        (str(s.get("name")), text(s.get("resourceClaimName"))) for s in dicts(status.get("resourceClaimStatuses"))
+    )
+    refs = spec.resource_claims
+    if statuses:
+        by_name = dict(statuses)
+        refs = tuple(PodClaimRef(r.name, r.claim_name, r.template_name, by_name.get(r.name)) for r in refs)
+    return Pod(
+        **meta_fields(obj, namespaced=True),
+        pod_spec=spec,
+        phase=text(status.get("phase")),
+        conditions=conditions(status.get("conditions")),
+        container_states=_container_states(status),
+        resource_claims=refs,
+        claim_statuses=statuses,
+    )
+
+
+# --- Event --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Event(KubeRecord):
+    """One Event, either shape. ``first``/``last``: RFC 3339 text; ``count`` >= 1."""
+
+    involved_kind: str | None
+    involved_namespace: str | None
+    involved_name: str | None
+    involved_uid: str | None
+    reason: str
+    message: str
+    type: str
+    first: str | None
+    last: str | None
+    count: int
+    component: str | None
+    host: str | None
+
+
+def parse_event(obj: dict[str, Any]) -> Event:
+    # core/v1 names it involvedObject; events.k8s.io/v1 names it regarding.
+    inv = as_map(obj.get("involvedObject")) or as_map(obj.get("regarding"))
+    series = as_map(obj.get("series"))
+    source = as_map(obj.get("source"))
+    first = text(obj.get("firstTimestamp") or obj.get("eventTime") or obj.get("deprecatedFirstTimestamp"))
+    last = text(series.get("lastObservedTime") or obj.get("lastTimestamp") or obj.get("deprecatedLastTimestamp")) or first
+    count = to_int(series.get("count") or obj.get("count") or obj.get("deprecatedCount") or 1, 1)
+    return Event(
+        **meta_fields(obj, namespaced=True),
+        involved_kind=text(inv.get("kind")),
+        involved_namespace=text(inv.get("namespace")),
+        involved_name=text(inv.get("name")),
+        involved_uid=text(inv.get("uid")),
+        reason=str(obj.get("reason") or ""),
+        message=str(obj.get("message") or obj.get("note") or ""),
+        type=str(obj.get("type") or ""),
+        first=first,
+        last=last,
+        count=count,
+        component=text(source.get("component") or obj.get("reportingComponent") or obj.get("reportingController")),
+        host=text(source.get("host") or as_map(obj.get("deprecatedSource")).get("host")),
+    )
+
+
+# --- ConfigMap, PriorityClass, ClusterRole ------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigMap(KubeRecord):
+    """A ConfigMap's ``data`` (key -> text). What the GPU stack keeps there (mig-parted
+    layouts, device plugin sharing, Kueue's configuration) is read by ``records.config``."""
+
+    data: Mapping[str, str]
+
+
+def parse_config_map(obj: dict[str, Any]) -> ConfigMap:
+    return ConfigMap(**meta_fields(obj, namespaced=True), data=str_map(obj.get("data")))
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClass(KubeRecord):
+    """A PriorityClass: ``value`` and ``preemptionPolicy`` (None when unset: the API's default
+    is ``PreemptLowerPriority``)."""
+
+    NAMESPACED: ClassVar[bool] = False
+
+    value: int | None
+    preemption_policy: str | None
+
+
+def parse_priority_class(obj: dict[str, Any]) -> PriorityClass:
+    value = obj.get("value")
+    return PriorityClass(**meta_fields(obj, namespaced=False),
+                         value=value if isinstance(value, int) and not isinstance(value, bool) else None,
+                         preemption_policy=text(obj.get("preemptionPolicy")) or None)
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRule:
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRole(KubeRecord):
+    """A ClusterRole's ``rules[]``."""
+
+    NAMESPACED: ClassVar[bool] = False
+
+    rules: tuple[PolicyRule, ...]
+
+    def allows(self, group: str, resource: str) -> bool:
+        """Some rule names ``group`` (or ``*``) and ``resource`` (or ``*``)."""
+        return any(
+            (group in r.api_groups or "*" in r.api_groups) and (resource in r.resources or "*" in r.resources)
+            for r in self.rules
+        )
+
+
+def parse_cluster_role(obj: dict[str, Any]) -> ClusterRole:
+    rules = tuple(
+        PolicyRule(strings(r.get("apiGroups")), strings(r.get("resources")), strings(r.get("verbs")))
+        for r in dicts(obj.get("rules"))
+    )
+    return ClusterRole(**meta_fields(obj, namespaced=False), rules=rules)

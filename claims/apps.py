@@ -8,6 +8,12 @@ from django.apps import AppConfig
 class ClaimsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "claims"
+    # The kinds the diagnosis reads (``claims.diagnosis.state``): a sync that changed none of
+    # them (and brought no DCGM scrape) leaves the findings as they are.
+    analysis_kinds = frozenset({
+        "Node", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "Pod", "Event",
+        "DaemonSet", "DeviceTaintRule", "ClusterRole", "ConfigMap",
+    })  # fmt: skip
 
     def after_sync(self, cluster, read) -> None:
         """Called by ``inventory.tasks.after_read_hooks`` inside the sync's transaction; a

@@ -20,6 +20,7 @@ from django.db.models import Q
 
 from . import cel, jsonlist, parse, rows
 from .bulk import STORE_ERRORS, DeferredInserts, delete_pks, next_ids, save_rows, update_rows
+from .changes import ChangeSet
 from .kinds import BY_KIND
 from .models import (
     TYPED_MODELS,
@@ -107,6 +108,7 @@ class Reconcile:
         self.had_devices: bool | None = None  # the cluster held devices when the sync began
         self.pools_written: set[tuple[str, str]] = set()  # (driver, pool) of devices written
         self.errors: list[str] = []
+        self.changes = ChangeSet()  # uids created / updated / deleted per kind, as written
         # (driver, pool) -> problems confined to that pool: they keep its slices from being
         # deleted, not the rest of the cluster's objects.
         self.pool_conflicts: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -237,6 +239,7 @@ class Reconcile:
                              update=[k for k in update[0][2] if k != "cluster_id"] if update else [])
         update = [u for n, u in enumerate(update) if n not in failed]
         st.counts.updated += len(update)
+        self.changes.add("updated", kind, (items[i][2] for _, i, _ in update))
         created: list[tuple[int, int]] = []
         rv = [str(rows.meta(obj).get("resourceVersion") or "") for obj, _, _ in items]
         if parsed is None:
@@ -247,6 +250,7 @@ class Reconcile:
                 for uid, i, _ in kept:
                     existing[uid] = (0, rv[i])
                 st.counts.created += len(kept)
+                self.changes.add("created", kind, (uid for uid, _, _ in kept))
 
             self._store_later(model, [row for _, _, row in create], describe, stored)
             return [(0, i) for _, i, _ in create], [(pk, i) for pk, i, _ in update]
@@ -264,6 +268,7 @@ class Reconcile:
                     self.unstored[kind].add(row["id"])
                     existing.pop(uid, None)
                 st.counts.created += len(create) - len(failed)
+                self.changes.add("created", kind, (c[0] for n, c in enumerate(create) if n not in failed))
 
             self._store_later(model, [row for _, _, row in create], describe, parents_stored)
             return created, [(pk, i) for pk, i, _ in update]
@@ -279,6 +284,7 @@ class Reconcile:
                 existing[uid] = (pk, rv[i])
                 created.append((pk, i))
         st.counts.created += len(create)
+        self.changes.add("created", kind, (uid for uid, _, _ in create))
         return created, [(pk, i) for pk, i, _ in update]
 
     def _nodes(self, items: list[Item]) -> None:
@@ -556,6 +562,7 @@ class Reconcile:
             for n in sorted(named - have)
         ]
         failed = self._store(Node, rows, lambda row: f"Node {row['name']} (named by a ResourceSlice)")
+        self.changes.add("created", "Node", (r["uid"] for n, r in enumerate(rows) if n not in failed))
         if len(failed) < len(rows):
             self.devices_moved = True
 
@@ -564,7 +571,8 @@ class Reconcile:
             if kind not in read.complete_kinds:
                 continue
             st = self._state_for(kind)
-            gone = [pk for uid, (pk, _) in st.load(self.cluster).items() if uid not in st.seen]
+            gone_uids = {pk: uid for uid, (pk, _) in st.load(self.cluster).items() if uid not in st.seen}
+            gone = list(gone_uids)
             if not gone:
                 continue
             if kind == "ResourceClaim":
@@ -584,6 +592,7 @@ class Reconcile:
                 gone = [pk for pk in gone if pk not in kept]
             delete_pks(st.model, gone)
             st.counts.deleted += len(gone)
+            self.changes.add("deleted", kind, (gone_uids[pk] for pk in gone))
 
     def finish(self, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:
         for kind in [*TYPED_MODELS, *sorted(k for k in self.buffers if k not in TYPED_MODELS)]:
@@ -594,6 +603,7 @@ class Reconcile:
         errors = [*read.errors, *self.errors]
         if not errors:  # a read that failed part-way deletes nothing it may have missed
             self._delete_vanished(read)
+        self.changes.incomplete = bool(errors)
         errors += [m for _, msgs in sorted(self.pool_conflicts.items()) for m in msgs]
         self._reclassify()
         if self.devices_moved:

@@ -47,7 +47,9 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
             rec = Reconcile(cluster, later)
             for item in read.items():
                 rec.add(item)
-            return rec.finish(read)
+            result = rec.finish(read)
+            read.changes = rec.changes
+            return result
 
 
 # Syncs running at once in this process (threads): the collector settings are process-wide.

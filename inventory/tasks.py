@@ -59,11 +59,17 @@ def after_read_hooks(cluster, read) -> list[str]:
 
     now = timezone.now()
     due = analysis_due(cluster, getattr(read, "changed", True), now)
+    # Never analysed, or time alone may have moved the answer: every analysis runs.
+    forced = analysis_due(cluster, False, now)
+    changes = getattr(read, "changes", None)
     failed: list[str] = []
     for app in apps.get_app_configs():
         hook = getattr(app, "after_sync", None)
         if hook is None or not (due or app.label == "inventory"):
             continue
+        kinds = getattr(app, "analysis_kinds", None)  # what the app's analyses read
+        if kinds is not None and not forced and changes is not None and not changes.touches(kinds) and not read.prom:
+            continue  # nothing it depends on changed: its stored results stand
         try:
             with transaction.atomic():
                 hook(cluster, read)

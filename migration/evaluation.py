@@ -7,16 +7,21 @@ snapshot gives), attestations from ``migration.models.Attestation``; the pure co
 
 from __future__ import annotations
 
+import logging
+import pickle
 from datetime import datetime, timedelta
 from typing import Any
+
+from django.utils import timezone
 
 from inventory.exports import cluster_objects, iter_cluster_objects
 from inventory.models import Cluster, Device, Node
 from migration.blockers import parse_version
-from migration.models import Attestation, ReadinessEvaluation, Trigger, items_fingerprint
+from migration.models import Attestation, ReadinessEvaluation, StoredPlan, Trigger, items_fingerprint
 from migration.planner import MigrationPlan, plan_migration
 from migration.readiness import READINESS_KINDS, Readiness, evaluate_readiness, slim_object
 
+log = logging.getLogger(__name__)
 WEEK = timedelta(days=7)
 
 
@@ -35,9 +40,41 @@ def server_version_for(cluster: Cluster, objects: list[dict[str, Any]] | None = 
     return max(known)[1] if known else None
 
 
-def cluster_plan(cluster: Cluster, target_version: str) -> MigrationPlan:
+def plan_from_objects(cluster: Cluster, target_version: str) -> MigrationPlan:
+    """Plan ``cluster``'s migration from its stored objects (slow on a large cluster: the
+    pages read ``cluster_plan``, which keeps the result)."""
     objects, _prom = cluster_objects(cluster.name)
     return plan_migration(objects, server_version_for(cluster, objects), target_version)
+
+
+def cluster_plan(cluster: Cluster, target_version: str) -> MigrationPlan:
+    """The stored plan of ``cluster`` for ``target_version``, planned and stored when there
+    is none (or it no longer unpickles). See ``StoredPlan``."""
+    row = StoredPlan.objects.filter(cluster=cluster, target_version=target_version).only("plan").first()
+    if row is not None:
+        try:
+            plan = pickle.loads(bytes(row.plan))  # noqa: S301 - our own rows, written by store_plan
+            if isinstance(plan, MigrationPlan):
+                return plan
+        except Exception:  # the planner's types changed since: plan again
+            log.info("stored plan of %s for %s no longer loads; planning again", cluster.name, target_version)
+    return store_plan(cluster, target_version)
+
+
+def store_plan(cluster: Cluster, target_version: str, now: datetime | None = None) -> MigrationPlan:
+    plan = plan_from_objects(cluster, target_version)
+    StoredPlan.objects.update_or_create(
+        cluster=cluster, target_version=target_version,
+        defaults={"plan": pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL), "planned_at": now or timezone.now()},
+    )
+    return plan
+
+
+def refresh_plans(cluster: Cluster, default_target: str, now: datetime) -> MigrationPlan:
+    """After a sync that changed what the planner reads: drop every stored target's plan and
+    store the default target's (the one the plan page opens on)."""
+    StoredPlan.objects.filter(cluster=cluster).exclude(target_version=default_target).delete()
+    return store_plan(cluster, default_target, now)
 
 
 def readiness_evidence(cluster: Cluster) -> dict[str, Any]:

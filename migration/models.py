@@ -118,3 +118,26 @@ class Attestation(models.Model):
 
     def to_core(self) -> core.Attestation:
         return core.Attestation(self.item_id, self.attested_by_name, self.attested_at, self.evidence_url, self.expires_at)
+
+
+class StoredPlan(models.Model):
+    """The migration plan of one cluster for one target version, as the sync derived it.
+
+    Planning reads every workload, node and GPU Operator object of the cluster (seconds on a
+    large one), so a page must not replan per request: the sync that changed any kind the
+    planner reads (``migration.apps.PLAN_KINDS``) drops these rows and stores the default
+    target's plan in the same transaction; other targets are planned on first request. ``plan``
+    is the pickled ``migration.planner.MigrationPlan`` (our own rows, never cluster bytes); a
+    row that no longer unpickles (the planner's types changed) is planned again.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="stored_plans")
+    target_version = models.CharField(max_length=16)
+    planned_at = models.DateTimeField()
+    plan = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "target_version"], name="storedplan_cluster_target")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster} plan for {self.target_version}"

@@ -120,11 +120,13 @@ def test_hostile_names_are_escaped_in_the_page_and_in_the_yaml(client_in, sync_s
     # The sync refuses names an API server would reject; the page must still be safe if such
     # an object reaches the database another way (an older version, the admin, a restore).
     from inventory.models import Cluster, KubeObject
+    from migration.models import StoredPlan
 
     KubeObject.objects.create(
         cluster=Cluster.objects.get(name="hostile"), kind="Deployment", api_version="apps/v1",
         uid="hostile-dep", namespace=HOSTILE_NS, name=HOSTILE_NAME, raw=dep,
     )
+    StoredPlan.objects.filter(cluster__name="hostile").delete()  # the sync did not see it: plan again
 
     resp = client_in.get(URL, {"cluster": "hostile"})
     body = resp.content.decode()

@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.vary import vary_on_headers
 
+from inventory import listexport
 from inventory.filters import filtered
 from inventory.htmx import render_live
 from inventory.models import AllocationResult, ClaimState, KubeObject, Pod, Reservation, ResourceClaim, SourceKind
@@ -25,6 +26,7 @@ from .filters import ClaimFilter, StuckFilter
 from .links import attach_object_links
 from .models import ClaimTransition, Finding, TransitionField
 from .runbooks import UnknownCategory, placeholder_values, render_runbook
+from .tables import CLAIM_EXPORT, FINDING_EXPORT, attach_claim_rows
 
 PAGE_SIZE = 50
 EVENT_LIMIT = 50
@@ -47,6 +49,8 @@ def stuck(request):
     """Open findings, most severe then oldest first; the table refreshes every 10 s."""
     qs = Finding.objects.open().select_related("cluster").defer("evidence")
     f = StuckFilter(request.GET, queryset=qs)
+    if fmt := listexport.requested(request):
+        return listexport.response(fmt, "stuck", filtered(f), FINDING_EXPORT)
     page = Paginator(filtered(f), PAGE_SIZE).get_page(request.GET.get("page"))
     findings = list(page.object_list)
     attach_age_reference(findings)
@@ -61,20 +65,11 @@ def stuck(request):
 def claim_list(request):
     qs = ResourceClaim.objects.select_related("cluster").defer("raw")
     f = ClaimFilter(request.GET, queryset=qs)
+    if fmt := listexport.requested(request):
+        return listexport.response(fmt, "claims", filtered(f), CLAIM_EXPORT, hook=attach_claim_rows)
     page = Paginator(filtered(f), PAGE_SIZE).get_page(request.GET.get("page"))
     claims = list(page.object_list)
-    ids = [c.pk for c in claims]
-    results: dict[int, list[AllocationResult]] = {}
-    for r in AllocationResult.objects.filter(claim_id__in=ids).select_related("device"):
-        results.setdefault(r.claim_id, []).append(r)
-    open_findings: dict[int, list[Finding]] = {}
-    for fnd in Finding.objects.open().filter(claim_id__in=ids).only(
-        "pk", "claim_id", "category", "severity", "summary"
-    ).order_by("severity_rank", "pk"):
-        open_findings.setdefault(fnd.claim_id, []).append(fnd)
-    for c in claims:
-        c.result_rows = results.get(c.pk, [])
-        c.open_findings = open_findings.get(c.pk, [])
+    attach_claim_rows(claims)
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"filter": f, "page": page, "claims": claims, "params": params.urlencode()}

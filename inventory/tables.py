@@ -5,6 +5,7 @@ from __future__ import annotations
 import django_tables2 as tables
 from django.utils.safestring import mark_safe
 
+from .listexport import Column
 from .models import Device, Node
 
 
@@ -25,6 +26,9 @@ class NodeTable(tables.Table):
         order_by = ("cluster", "name")
         attrs = {"class": "nodes"}
         empty_text = "No nodes match these filters."
+
+    def value_status(self, record):
+        return node_status(record)
 
     def render_status(self, record):
         if record.from_slices:
@@ -51,3 +55,48 @@ class DeviceTable(tables.Table):
         fields = ("name", "cluster", "node_name", "driver", "type", "product_name", "profile", "uuid")
         order_by = ("cluster", "node_name", "name")
         empty_text = "No devices match."
+
+
+def node_status(node: Node) -> str:
+    """Ready, NotReady, Cordoned, or unknown (no Node object read: known from its slices)."""
+    if node.from_slices:
+        return "unknown"
+    if not node.ready:
+        return "NotReady"
+    return "Cordoned" if node.unschedulable else "Ready"
+
+
+# The CSV/JSON downloads of the node and device lists (``inventory.listexport``).
+NODE_EXPORT = [
+    Column("cluster", lambda n: n.cluster.name),
+    Column("name", lambda n: n.name),
+    Column("status", node_status),
+    Column("gpu_product", lambda n: n.gpu_product),
+    Column("gpus", lambda n: n.gpu_count),
+    Column("mig_instances", lambda n: n.mig_count),
+    Column("allocated", lambda n: n.allocated_count),
+    Column("free", lambda n: n.free_count),
+    Column("devices", lambda n: n.device_count),
+    Column("kubelet_version", lambda n: n.kubelet_version),
+]
+
+
+def _holders(d: Device) -> list[dict]:
+    return getattr(d, "holders", [])
+
+
+DEVICE_EXPORT = [
+    Column("cluster", lambda d: d.cluster.name),
+    Column("node", lambda d: d.node_name),
+    Column("driver", lambda d: d.driver),
+    Column("pool", lambda d: d.pool),
+    Column("name", lambda d: d.name),
+    Column("type", lambda d: d.type_raw or d.type),
+    Column("product_name", lambda d: d.product_name),
+    Column("profile", lambda d: d.profile),
+    Column("memory_bytes", lambda d: d.memory_bytes),
+    Column("uuid", lambda d: d.uuid),
+    Column("parent_uuid", lambda d: d.parent_uuid),
+    Column("claims", lambda d: [f"{h['claim'].namespace}/{h['claim'].name}" for h in _holders(d)]),
+    Column("pods", lambda d: [p["name"] for h in _holders(d) for p in h["pods"]]),
+]

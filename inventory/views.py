@@ -12,11 +12,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.vary import vary_on_headers
 from django_tables2 import RequestConfig
 
-from . import queries, search
+from . import listexport, queries, search
 from .filters import DeviceFilter, NodeFilter, filtered
 from .htmx import partial_template, render_live
 from .models import Cluster, Device, Node, ResourceSlice, SyncRun
-from .tables import NodeTable
+from .tables import DEVICE_EXPORT, NODE_EXPORT, NodeTable
 
 PAGE_SIZE = 50
 
@@ -45,6 +45,8 @@ def overview(request, cluster_name: str | None = None):
 def node_list(request):
     qs = Node.objects.select_related("cluster").defer("raw", "labels")
     f = NodeFilter(request.GET, queryset=qs)
+    if fmt := listexport.requested(request):
+        return listexport.response(fmt, "nodes", filtered(f).order_by("cluster__name", "name", "pk"), NODE_EXPORT)
     table = NodeTable(filtered(f))
     RequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
     return render(request, partial_template(request, "inventory/node_list.html", "table"), {"filter": f, "table": table})
@@ -71,7 +73,10 @@ def node_detail(request, cluster_name: str, name: str):
 def device_list(request):
     qs = Device.objects.select_related("cluster").defer("capacity")
     f = DeviceFilter(request.GET, queryset=qs)
-    page = Paginator(filtered(f).order_by("cluster__name", "node_name", "driver", "name"), PAGE_SIZE).get_page(request.GET.get("page"))
+    ordered = filtered(f).order_by("cluster__name", "node_name", "driver", "name", "pk")
+    if fmt := listexport.requested(request):
+        return listexport.response(fmt, "devices", ordered, DEVICE_EXPORT, hook=lambda rows: queries.attach_holders(None, rows))
+    page = Paginator(ordered, PAGE_SIZE).get_page(request.GET.get("page"))
     devices = list(page.object_list)
     queries.attach_holders(None, devices)
     params = request.GET.copy()

@@ -76,3 +76,13 @@ def get(mapping, key):
         return mapping.get(key)
     except AttributeError:
         return None
+
+
+@register.simple_tag(takes_context=True)
+def export_url(context, fmt: str) -> str:
+    """This list's download link: the current query string (filters) without ``page``, with
+    ``format=fmt`` (``csv`` or ``json``; see ``inventory.listexport``)."""
+    params = context["request"].GET.copy()
+    params.pop("page", None)
+    params["format"] = fmt
+    return "?" + params.urlencode()

@@ -6,6 +6,10 @@ of the input (no copy, no Python objects built) and reads each item's identity (
 apiVersion, metadata.name/namespace/uid/resourceVersion) while skipping the rest at C speed.
 The sync then decodes only the objects whose ``resourceVersion`` it has not stored yet, and
 stores an item's exact text as its raw JSON instead of encoding it again.
+
+Bounds: an object read from a cluster or a file is decoded with ``decode_bounded``, which
+refuses more than ``MAX_OBJECT_BYTES`` of text and more than ``MAX_DEPTH`` levels of nesting
+(``LimitError``, one problem of that object) before anything downstream walks it.
 """
 
 from __future__ import annotations
@@ -43,6 +47,19 @@ _ANY = msgspec.json.Decoder()
 
 class JSONError(ValueError):
     """The text is not valid JSON (message from the decoder, with the byte position)."""
+
+
+class LimitError(JSONError):
+    """The object is over a bound (``MAX_OBJECT_BYTES``, ``MAX_DEPTH``)."""
+
+
+# The API server refuses request bodies over 3 MiB and etcd stores at most 1.5 MiB per object;
+# 8 MiB leaves room for the same object written as indented YAML or JSON by kubectl.
+MAX_OBJECT_BYTES = 8 * 2**20
+# Objects of the kinds read nest about 10 levels (a slice's device attributes); opaque driver
+# parameters a little more. Deeper text is refused before recursive code (encoders, parsers,
+# templates) meets it.
+MAX_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -112,3 +129,75 @@ def decode(raw: msgspec.Raw | bytes | str) -> Any:
         raise JSONError(str(exc)) from exc
     except RecursionError as exc:
         raise JSONError("JSON is nested too deeply") from exc
+
+
+# Every byte but the ones that open, close or quote a JSON structure.
+_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'"[]{}')
+
+
+def nesting_within(data: bytes, limit: int = MAX_DEPTH) -> bool | None:
+    """Does the JSON text ``data`` nest at most ``limit`` arrays/objects deep? None when that
+    cannot be told from the text cheaply (a string holds a bracket, or the text is not JSON):
+    then decode it and ask ``nested_deeper``.
+
+    Works at C speed on bytes (about 2 ms per MiB): escaped quotes and backslashes are dropped,
+    then everything but quotes and brackets, then empty strings; each pass of removing
+    innermost ``[]`` / ``{}`` pairs peels one level."""
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    s = data.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    if len(s) <= 2 * limit:
+        return True if b'"' not in s else None
+    if b'"' in s:
+        return None
+    for _ in range(limit):
+        peeled = s.replace(b"[]", b"").replace(b"{}", b"")
+        if not peeled:
+            return True
+        if len(peeled) == len(s):
+            return None  # unbalanced: not JSON; the decoder will say so
+        s = peeled
+    return False
+
+
+def nested_deeper(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Does the decoded ``value`` nest more than ``limit`` lists/dicts deep? (Level by level,
+    no recursion.)"""
+    level = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        nxt: list[Any] = []
+        for v in level:
+            children = v.values() if isinstance(v, dict) else v
+            nxt.extend([c for c in children if isinstance(c, (dict, list))])
+        level = nxt
+    return False
+
+
+def too_big(size: int, limit: int) -> str:
+    """The problem of an object of ``size`` bytes of text over ``limit``."""
+    return f"object is {size:,} bytes of text, over the {limit:,}-byte limit"
+
+
+def decode_bounded(raw: msgspec.Raw | bytes, where: str = "") -> Any:
+    """``decode`` of text read from a cluster or a file, within the bounds: raises
+    ``LimitError`` for more than ``MAX_OBJECT_BYTES`` of text or more than ``MAX_DEPTH``
+    levels of nesting, ``JSONError`` for invalid JSON. ``where`` starts the message (a file
+    and item)."""
+    prefix = f"{where}: " if where else ""
+    data = raw if isinstance(raw, bytes) else bytes(raw)
+    if len(data) > MAX_OBJECT_BYTES:
+        raise LimitError(f"{prefix}{too_big(len(data), MAX_OBJECT_BYTES)}")
+    within = nesting_within(data)
+    if within is False:
+        raise LimitError(f"{prefix}JSON is nested too deeply (more than {MAX_DEPTH} levels)")
+    try:
+        value = decode(data)
+    except JSONError as exc:
+        raise JSONError(f"{prefix}{exc}") from exc
+    if within is None and nested_deeper(value):
+        raise LimitError(f"{prefix}JSON is nested too deeply (more than {MAX_DEPTH} levels)")
+    return value

@@ -29,7 +29,8 @@ class ReadItem:
     compact JSON text when the stored raw can be that text, else None (encode the object).
     """
 
-    __slots__ = ("_missing", "_object", "_prepare", "_raw", "kind", "name", "namespace", "resource_version", "text", "uid")
+    __slots__ = ("_missing", "_object", "_prepare", "_raw", "kind", "name", "namespace", "resource_version", "text",
+                 "uid", "where")
 
     def __init__(self, kind: str, name: str, namespace: str, uid: str, resource_version: str) -> None:
         self.kind = kind
@@ -42,6 +43,7 @@ class ReadItem:
         self._object: dict[str, Any] | None = None
         self._prepare: Prepare | None = None
         self._missing: dict[str, str] = {}
+        self.where = ""  # where the item was read (a file and item), for problems found later
 
     @classmethod
     def of(cls, obj: dict[str, Any], text: str | None = None, *, prepare: Prepare | None = None,
@@ -58,13 +60,15 @@ class ReadItem:
 
     @classmethod
     def lazy(cls, raw: msgspec.Raw | bytes, *, kind: str = "", api_version: str = "",
-             namespace: str = "", prepare: Prepare | None = None) -> ReadItem:
+             namespace: str = "", prepare: Prepare | None = None, where: str = "") -> ReadItem:
         """An item for the undecoded JSON ``raw``. ``kind``/``api_version``: put in when the
-        text has none (API list items carry neither); ``namespace`` as for ``of``.
-        Raises ``jsonlist.JSONError`` when ``raw`` is not JSON."""
+        text has none (API list items carry neither); ``namespace`` as for ``of``; ``where``
+        starts the message of a problem found when it is decoded (``file.json item 3``).
+        Raises ``jsonlist.JSONError`` when ``raw`` is not JSON (``LimitError`` when it is over
+        the size or depth bound, checked here only for an item decoded at once)."""
         h = jsonlist.head(raw)
         if h is None:  # fields of unexpected types: decode it all now and let validation speak
-            obj = jsonlist.decode(raw)
+            obj = jsonlist.decode_bounded(raw, where)
             if not isinstance(obj, dict):
                 raise jsonlist.JSONError(f"item is a {type(obj).__name__}, not a Kubernetes object")
             for key, value in (("kind", kind), ("apiVersion", api_version)):
@@ -74,12 +78,18 @@ class ReadItem:
         k = h.kind or kind
         ns = h.namespace or namespace
         item = cls(k, h.name, ns, identity(k, ns, h.name, h.uid), h.resource_version)
-        item._raw, item._prepare = raw, prepare
+        item._raw, item._prepare, item.where = raw, prepare, where
         item._missing = {
             key: value for key, value, have in (("kind", kind, h.kind), ("apiVersion", api_version, h.api_version))
             if value and not have
         }  # fmt: skip
         return item
+
+    @property
+    def decoded(self) -> bool:
+        """Was the object decoded already (``of``, or ``lazy`` text whose identity fields had
+        unexpected types)?"""
+        return self._raw is None
 
     def prepare_with(self, prepare: Prepare, default_namespace: str = "") -> None:
         """Run ``prepare`` on the object when it is decoded; an item without a namespace takes
@@ -93,13 +103,15 @@ class ReadItem:
 
     def object(self) -> dict[str, Any]:
         """The decoded, prepared object (decoded once). Raises ``jsonlist.JSONError`` when the
-        text is not a JSON object, and whatever ``prepare`` raises (``UnknownAPIVersion``)."""
+        text is not a JSON object, ``jsonlist.LimitError`` when it is over the size or depth
+        bound (``jsonlist.decode_bounded``), and whatever ``prepare`` raises
+        (``UnknownAPIVersion``)."""
         if self._raw is not None:
             raw, self._raw = self._raw, None
-            obj = jsonlist.decode(raw)
+            data = bytes(raw)
+            obj = jsonlist.decode_bounded(data, self.where)
             if not isinstance(obj, dict):
                 raise jsonlist.JSONError(f"item is a {type(obj).__name__}, not a Kubernetes object")
-            data = bytes(raw)
             text = None if b"\n" in data or not obj else data.decode("utf-8")
             if self._missing:
                 obj.update(self._missing)

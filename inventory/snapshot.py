@@ -7,6 +7,13 @@ scrapes (``*.prom``, Prometheus text format), kept as text for the telemetry joi
 Everything read here is untrusted text from a cluster or an incident bundle: nothing is
 evaluated, YAML is loaded with the safe loader, and a malformed document is reported with
 its file and position instead of aborting the whole load.
+
+Bounds (each breach is one problem of its file, the other files load): a file over
+``MAX_FILE_BYTES`` is not read; an object over ``jsonlist.MAX_OBJECT_BYTES`` of text or nested
+deeper than ``jsonlist.MAX_DEPTH`` is refused; YAML aliases (``*name``) are refused, since
+``kubectl`` never writes anchors and an alias is how a few hundred bytes expand into gigabytes
+(libyaml itself stops at 1,000 levels of nesting). The same uid twice is a problem too
+(the first copy is the one kept).
 """
 
 from __future__ import annotations
@@ -23,10 +30,48 @@ from typing import Any
 import yaml
 
 from . import jsonlist
+from .parse import identity
 from .readitem import ReadItem
 
 OBJECT_SUFFIXES = (".yaml", ".yml", ".json")
 PROM_SUFFIXES = (".prom",)
+# A 5,000-node cluster's objects are about 125 MiB of JSON; a file four times that is not a
+# snapshot this product can hold in memory next to the database's batches.
+MAX_FILE_BYTES = 512 * 2**20
+
+
+class _AliasRefused(yaml.constructor.ConstructorError):
+    pass
+
+
+class _NoAliases:
+    """Refuses aliases: an alias hands the constructor a node it has already built, so
+    refusing exactly that refuses every alias (and every merge key, ``<<: *x``) without a
+    walk of its own."""
+
+    constructed_objects: dict[Any, Any]
+    recursive_objects: dict[Any, Any]
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        if node in self.constructed_objects or node in self.recursive_objects:
+            raise _AliasRefused(
+                None, None,
+                "an alias (*name) reuses the node anchored here; aliases are refused "
+                "(kubectl never writes them, and they can expand a few bytes into gigabytes)",
+                node.start_mark,
+            )  # fmt: skip
+        return super().construct_object(node, deep)  # type: ignore[misc]
+
+
+class _Loader(_NoAliases, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """The safe loader on libyaml's parser when PyYAML has it (7x faster), without aliases."""
+
+
+class _PyLoader(_NoAliases, yaml.SafeLoader):
+    """The pure-Python safe loader without aliases: for a file libyaml rejects, read again so
+    the documents before the problem are kept and the message is the one PyYAML gives (libyaml
+    refuses some escapes, e.g. a lone surrogate, that the pure scanner reads, leaving the
+    problem to the object that holds it)."""
 
 
 class SnapshotError(ValueError):
@@ -41,18 +86,24 @@ class SnapshotLoad:
     ``prom``: file name -> text of each ``*.prom`` scrape.
     ``errors``: one message per malformed document (file and reason); loading goes on.
     ``files``: the files read, in order.
+    ``first_seen``: (kind, uid) -> the file that held it first (duplicates are reported).
     """
 
     objects: list[dict[str, Any]] = field(default_factory=list)
     prom: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    first_seen: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
     def kinds(self) -> Counter[str]:
         return Counter(str(o.get("kind")) for o in self.objects)
 
 
-def _unroll(doc: Any, where: str, out: SnapshotLoad) -> Iterator[dict[str, Any]]:
+def _unroll(doc: Any, where: str, out: SnapshotLoad, checked: bool = True,
+            sizes: list[int] | None = None) -> Iterator[dict[str, Any]]:
+    """The objects of one decoded document (``List`` items one by one). ``checked``: the
+    document's depth is known to be within bounds (JSON checked on its text); else each object
+    is checked here (YAML). ``sizes``: the text length of each List item, when known."""
     if doc is None:
         return
     if not isinstance(doc, dict):
@@ -61,10 +112,17 @@ def _unroll(doc: Any, where: str, out: SnapshotLoad) -> Iterator[dict[str, Any]]
     kind = doc.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
         for i, item in enumerate(doc["items"]):
-            yield from _unroll(item, f"{where} item {i}", out)
+            size = sizes[i] if sizes is not None and i < len(sizes) else 0
+            if size > jsonlist.MAX_OBJECT_BYTES:
+                out.errors.append(f"{where} item {i}: {jsonlist.too_big(size, jsonlist.MAX_OBJECT_BYTES)}")
+                continue
+            yield from _unroll(item, f"{where} item {i}", out, checked)
         return
     if not isinstance(kind, str) or not isinstance(doc.get("metadata"), dict):
         out.errors.append(f"{where}: not a Kubernetes object (no kind or metadata)")
+        return
+    if not checked and jsonlist.nested_deeper(doc):
+        out.errors.append(f"{where}: nested too deeply (more than {jsonlist.MAX_DEPTH} levels)")
         return
     yield doc
 
@@ -92,7 +150,12 @@ def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem]
         out.errors.append(_json_error(data, name, exc))
         return
     if doc is None:  # a single object (or not an object at all)
-        for obj in _unroll(jsonlist.decode(data), name, out):
+        try:
+            single = jsonlist.decode_bounded(data, name)
+        except jsonlist.JSONError as exc:
+            out.errors.append(str(exc) if str(exc).startswith(name) else f"{name}: invalid JSON: {exc}")
+            return
+        for obj in _unroll(single, name, out):
             yield ReadItem.of(obj)
         return
     # ``kubectl get --raw`` and API responses give items without kind/apiVersion: a typed List
@@ -102,14 +165,21 @@ def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem]
     for i, raw in enumerate(doc.items):
         where = f"{name} item {i}"
         try:
-            item = ReadItem.lazy(raw, kind=item_kind, api_version=item_version)
+            item = ReadItem.lazy(raw, kind=item_kind, api_version=item_version, where=where)
+        except jsonlist.LimitError as exc:
+            out.errors.append(str(exc))
+            continue
         except jsonlist.JSONError as exc:
             out.errors.append(f"{where}: {exc}")
             continue
-        if item.kind.endswith("List") or not item.name or item.kind == "":
-            # A nested List, or no kind/name to tell: decode it and look.
+        if item.kind.endswith("List") or not item.name or item.kind == "" or item.decoded:
+            # A nested List, no kind/name to tell, or identity fields of odd types: decode it
+            # and look.
             try:
                 obj = item.object()
+            except jsonlist.LimitError as exc:
+                out.errors.append(str(exc))
+                continue
             except jsonlist.JSONError as exc:
                 out.errors.append(f"{where}: {exc}")
                 continue
@@ -118,9 +188,66 @@ def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem]
         yield item
 
 
+def _yaml_sizes(node: yaml.Node) -> list[int] | None:
+    """The text length of each item of a ``List`` document's ``items`` (from the parser's
+    marks: no walk), or None for any other document."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    for key, value in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.value == "items" and isinstance(value, yaml.SequenceNode):
+            return [c.end_mark.index - c.start_mark.index for c in value.value]
+    return None
+
+
+def _yaml_items(text: str, name: str, out: SnapshotLoad) -> Iterator[ReadItem]:
+    """Objects of one YAML file, document by document; a broken document ends the file (the
+    parser cannot resynchronise), the documents before it are kept."""
+    done = 0  # documents handled, so a second reading skips them
+    for loader_class in (_Loader, _PyLoader):
+        loader = None
+        n = 0
+        try:
+            loader = loader_class(text)  # the pure reader checks every character here
+            while loader.check_node():
+                node = loader.get_node()
+                n += 1
+                if n <= done:
+                    continue
+                done = n
+                where = f"{name} document {n}"
+                size = node.end_mark.index - node.start_mark.index
+                sizes = _yaml_sizes(node)
+                if sizes is None and size > jsonlist.MAX_OBJECT_BYTES:
+                    out.errors.append(f"{where}: {jsonlist.too_big(size, jsonlist.MAX_OBJECT_BYTES)}")
+                    continue
+                doc = loader.construct_document(node)
+                for obj in _unroll(doc, where, out, checked=False, sizes=sizes):
+                    yield ReadItem.of(obj)
+            return
+        except RecursionError:
+            out.errors.append(f"{name}: invalid YAML: nested too deeply")
+            return
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            problem = str(getattr(exc, "problem", None) or str(exc).splitlines()[0])
+            deep = "maximum nesting depth" in problem
+            if loader_class is _Loader and not deep and not isinstance(exc, _AliasRefused):
+                continue  # read it again with the pure loader, from the document that failed
+            pos = f" at line {mark.line + 1}" if mark is not None else ""
+            out.errors.append(f"{name}: invalid YAML{pos}: {'nested too deeply' if deep else problem}")
+            return
+        finally:
+            if loader is not None:
+                loader.dispose()
+
+
 def _file_items(path: Path, out: SnapshotLoad) -> Iterator[ReadItem]:
     out.files.append(str(path))
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            out.errors.append(f"{path.name}: file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit; not read")
+            return
         data = path.read_bytes()
     except OSError as exc:
         out.errors.append(f"{path.name}: cannot read ({exc})")
@@ -139,17 +266,7 @@ def _file_items(path: Path, out: SnapshotLoad) -> Iterator[ReadItem]:
     if path.suffix in PROM_SUFFIXES:
         out.prom[path.name] = text
         return
-    try:
-        for n, doc in enumerate(yaml.safe_load_all(text)):
-            for obj in _unroll(doc, f"{path.name} document {n + 1}", out):
-                yield ReadItem.of(obj)
-    except RecursionError:
-        out.errors.append(f"{path.name}: invalid YAML: nested too deeply")
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        pos = f" at line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        out.errors.append(f"{path.name}: invalid YAML{pos}: {problem}")
+    yield from _yaml_items(text, path.name, out)
 
 
 def snapshot_files(path: str | Path) -> list[Path]:
@@ -169,17 +286,30 @@ def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem]:
     Items of a JSON List are decoded only when asked (``ReadItem.object()``) and keep their
     exact text. Scrapes, file names and problems go to ``out`` as the walk passes them;
     ``out.objects`` is left alone, so memory holds one file's bytes plus what the caller
-    keeps. Raises ``SnapshotError`` when the path does not exist, or (once the walk ends)
+    keeps. An object whose (kind, uid) came before is a problem and is not yielded again.
+    Raises ``SnapshotError`` when the path does not exist, or (once the walk ends)
     when it held no readable object or scrape at all.
     """
     root = Path(path)
     found = False
     for p in snapshot_files(root):
+        name = p.name
         for item in _file_items(p, out):
             found = True
+            key = (item.kind, item.uid)
+            first = out.first_seen.get(key)
+            if first is not None:
+                ns = f"{item.namespace}/" if item.namespace else ""
+                uid = "" if item.uid == identity(item.kind, item.namespace, item.name, "") else f" (uid {item.uid})"
+                out.errors.append(f"{name}: {item.kind} {ns}{item.name}{uid} appears again "
+                                  f"(first in {first}); the first copy is kept")
+                continue
+            out.first_seen[key] = name
             yield item
     if not found and not out.prom:
-        reason = "; ".join(out.errors[:3]) or "no .yaml, .yml, .json or .prom files"
+        names = ", ".join(Path(f).name for f in out.files[:3]) + (" ..." if len(out.files) > 3 else "")
+        reason = "; ".join(out.errors[:3]) or (f"{names} hold no object" if out.files else
+                                               "no .yaml, .yml, .json or .prom files")
         raise SnapshotError(f"no Kubernetes objects found in {root}: {reason}")
 
 

@@ -98,7 +98,7 @@ def test_a_pod_whose_template_is_missing_shows_the_finding_and_the_failed_claim_
     assert {(e.reason, e.count) for e in shown} == {(parse_event(e).reason, parse_event(e).count) for e in events}
     assert any(e.count > 1 for e in shown)  # the count is shown as stored (x19 in the demo)
     for e in shown:
-        assert f"<td>{e.count}</td>" in body
+        assert f'data-label="Count">{e.count}</td>' in body
 
 
 def test_every_event_about_a_stored_pod_shows_on_its_page_on_the_cases(client_in, sync_snapshot):

@@ -1,6 +1,6 @@
 """What stands in the way of moving a device-plugin cluster's GPU workloads to DRA.
 
-Pure: no Django. Each check reads raw Kubernetes objects and returns ``Finding`` records
+Pure: no Django. Each check reads parsed records (``inventory.records``) and returns ``Finding`` records
 with a stable ``code``, a ``severity`` (``blocker``: the plan cannot carry the behaviour over;
 ``warning``: the plan works but someone must act or decide; ``info``: context), a reason in
 words, and the evidence objects.
@@ -16,13 +16,31 @@ technology preview; static MIG instances must exist before the DRA kubelet plugi
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import yaml
 from packaging.version import InvalidVersion, Version
 
-from migration.workloads import ObjectRef, Workload, dig
+from inventory.kube import GPU_RESOURCE, ObjectRef, feature_gates, parse_version
+from inventory.records import (
+    ClusterPolicy,
+    ConfigMap,
+    Deployment,
+    KubeRecord,
+    Kueue,
+    Node,
+    Pod,
+    PriorityClass,
+)
+from inventory.records.config import kueue_configurations, sharing_configs
+from migration.workloads import Workload
+
+__all__ = [
+    "BLOCKER", "INFO", "SEVERITY_ORDER", "WARNING", "Finding", "check_allocation_path", "check_kueue",
+    "check_mig_layout", "check_mig_single_strategy", "check_priority_preemption", "check_serving_layers",
+    "check_sharing", "check_versions", "control_plane_gates", "kserve_version", "kueue_device_classes",
+    "parse_version",
+]  # fmt: skip
 
 BLOCKER = "blocker"
 WARNING = "warning"
@@ -34,8 +52,9 @@ DRA_GA = (1, 34)
 GATES_DEFAULT_ON = (1, 36)
 # Built-in PriorityClasses exist in every cluster but rarely appear in a snapshot.
 BUILTIN_PREEMPTING = {"system-cluster-critical", "system-node-critical"}
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)")
 _IMAGE_TAG = re.compile(r":v?(\d+\.\d+\.\d+)[^/]*$")
+_NO_MIG = (None, "", "all-disabled")
+Records = Sequence[KubeRecord]
 
 
 @dataclass(frozen=True)
@@ -54,32 +73,24 @@ class Finding:
     detail: str = ""
 
 
-def parse_version(text: str | None) -> tuple[int, int] | None:
-    """``"v1.35.2-eks-3"`` -> (1, 35); None when unreadable."""
-    if not text:
-        return None
-    m = _VERSION.match(text.strip())
-    return (int(m.group(1)), int(m.group(2))) if m else None
+def _kind(recs: Records, *kinds: str) -> list[KubeRecord]:
+    return [r for r in recs if r.kind in kinds]
 
 
-def _kind(objects: list[dict[str, Any]], *kinds: str) -> list[dict[str, Any]]:
-    return [o for o in objects if o.get("kind") in kinds]
-
-
-def _name(obj: dict[str, Any]) -> str:
-    return str(dig(obj, "metadata", "name") or "")
+def _mig_config(n: Node) -> str | None:
+    return n.labels.get("nvidia.com/mig.config")
 
 
 # --- priority preemption -------------------------------------------------------------------
 
 
-def check_priority_preemption(objects: list[dict[str, Any]], workloads: list[Workload]) -> list[Finding]:
+def check_priority_preemption(recs: Records, workloads: list[Workload]) -> list[Finding]:
     """GPU workloads whose PriorityClass may preempt (``preemptionPolicy`` not ``Never``).
 
     Under DRA the scheduler does not evict lower-priority pods to free a device, so a
     service that counts on preemption to get a GPU would wait instead.
     """
-    classes = {_name(o): o for o in _kind(objects, "PriorityClass")}
+    classes = {r.name: r for r in recs if isinstance(r, PriorityClass)}
     out = []
     for w in workloads:
         if not w.uses_device_plugin or not w.priority_class_name:
@@ -101,14 +112,14 @@ def check_priority_preemption(objects: list[dict[str, Any]], workloads: list[Wor
                     (w.ref,), f"priorityClassName={w.priority_class_name}",
                 ))
             continue
-        policy = pc.get("preemptionPolicy") or "PreemptLowerPriority"
+        policy = pc.preemption_policy or "PreemptLowerPriority"
         if policy != "Never":
             out.append(Finding(
                 "priority_preemption", BLOCKER,
-                f"{w.ref} uses PriorityClass {w.priority_class_name} (value {pc.get('value')}, "
+                f"{w.ref} uses PriorityClass {w.priority_class_name} (value {pc.value}, "
                 f"preemptionPolicy {policy}); Kubernetes does not preempt for DRA resources, so "
                 "lower-priority GPU pods will no longer be evicted to make room for it.",
-                (w.ref, ObjectRef.of(pc)), f"preemptionPolicy={policy}",
+                (w.ref, pc.ref), f"preemptionPolicy={policy}",
             ))
     return out
 
@@ -116,19 +127,7 @@ def check_priority_preemption(objects: list[dict[str, Any]], workloads: list[Wor
 # --- sharing ---------------------------------------------------------------------------------
 
 
-def _sharing_of(text: Any) -> dict[str, Any]:
-    """The ``sharing`` block of one device plugin config document, {} when absent or not YAML."""
-    if not isinstance(text, str) or "sharing" not in text:
-        return {}
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return {}
-    sharing = doc.get("sharing") if isinstance(doc, dict) else None
-    return sharing if isinstance(sharing, dict) else {}
-
-
-def check_sharing(objects: list[dict[str, Any]]) -> list[Finding]:
+def check_sharing(recs: Records) -> list[Finding]:
     """Time-slicing or MPS in a device plugin config (ConfigMap data, as the device plugin and
     the ClusterPolicy ``spec.devicePlugin.config.name`` use it).
 
@@ -138,18 +137,15 @@ def check_sharing(objects: list[dict[str, Any]]) -> list[Finding]:
     1.34/1.35), and a fixed interval needs the alpha ``TimeSlicingSettings`` gate.
     """
     out: list[Finding] = []
-    referenced: set[tuple[str, str]] = set()
-    for cp in _kind(objects, "ClusterPolicy"):
-        name = dig(cp, "spec", "devicePlugin", "config", "name")
-        if name:
-            referenced.add(("", str(name)))
+    policies = [r for r in recs if isinstance(r, ClusterPolicy)]
+    referenced = sorted({cp.device_plugin_config for cp in policies if cp.device_plugin_config})
+    cms = [r for r in recs if isinstance(r, ConfigMap)]
     found_names: set[str] = set()
-    for cm in _kind(objects, "ConfigMap"):
-        for key, text in (cm.get("data") or {}).items():
-            sharing = _sharing_of(text)
-            ref = ObjectRef.of(cm)
-            if sharing.get("mps"):
-                found_names.add(_name(cm))
+    for cm in cms:
+        for sharing in sharing_configs(cm):
+            key, ref = sharing.key, cm.ref
+            found_names.add(cm.name)
+            if sharing.mps:
                 out.append(Finding(
                     "gpu_sharing_mps", BLOCKER,
                     f"{ref} (key {key}) shares GPUs through MPS; MPS is alpha in the DRA driver "
@@ -157,25 +153,21 @@ def check_sharing(objects: list[dict[str, Any]]) -> list[Finding]:
                     "these nodes or accept an alpha feature.",
                     (ref,), f"data.{key}: sharing.mps",
                 ))
-            ts = sharing.get("timeSlicing")
-            if ts:
-                found_names.add(_name(cm))
-                replicas = [r.get("replicas") for r in (ts.get("resources") or []) if isinstance(r, dict)]
+            if sharing.time_slicing:
                 out.append(Finding(
                     "gpu_sharing_time_slicing", BLOCKER,
-                    f"{ref} (key {key}) time-slices GPUs ({replicas} replicas per GPU); under DRA "
+                    f"{ref} (key {key}) time-slices GPUs ({list(sharing.replicas)} replicas per GPU); under DRA "
                     "pods share a GPU only through a shared claim with a GpuConfig TimeSlicing "
                     "config, and per-pod share accounting (ConsumableShares) is alpha.",
                     (ref,), f"data.{key}: sharing.timeSlicing",
                 ))
-    for _, name in sorted(referenced):
-        if name not in found_names and not any(_name(c) == name for c in _kind(objects, "ConfigMap")):
-            cps = tuple(ObjectRef.of(c) for c in _kind(objects, "ClusterPolicy"))
+    for name in referenced:
+        if name not in found_names and not any(c.name == name for c in cms):
             out.append(Finding(
                 "gpu_sharing_unknown", WARNING,
                 f"ClusterPolicy devicePlugin.config.name points at ConfigMap {name}, which is not "
                 "in the snapshot: cannot tell whether time-slicing or MPS is in use.",
-                cps, f"spec.devicePlugin.config.name={name}",
+                tuple(cp.ref for cp in policies), f"spec.devicePlugin.config.name={name}",
             ))
     return out
 
@@ -183,33 +175,26 @@ def check_sharing(objects: list[dict[str, Any]]) -> list[Finding]:
 # --- Kubernetes version and feature gates ----------------------------------------------------
 
 
-def control_plane_gates(objects: list[dict[str, Any]]) -> dict[str, dict[str, bool]]:
+def control_plane_gates(recs: Records) -> dict[str, dict[str, bool]]:
     """``--feature-gates`` of kube-apiserver and kube-scheduler static pods in kube-system.
 
     Returns component (``kube-apiserver``/``kube-scheduler``) -> gate -> bool; a component is
     missing when its pod is not in the snapshot (managed control planes never show them).
     """
     out: dict[str, dict[str, bool]] = {}
-    for pod in _kind(objects, "Pod"):
-        if dig(pod, "metadata", "namespace") != "kube-system":
+    for pod in recs:
+        if not isinstance(pod, Pod) or pod.namespace != "kube-system":
             continue
-        labels = dig(pod, "metadata", "labels") or {}
-        for c in dig(pod, "spec", "containers") or []:
-            comp = labels.get("component") or c.get("name")
+        for c in pod.pod_spec.containers:
+            comp = pod.labels.get("component") or c.name
             if comp not in ("kube-apiserver", "kube-scheduler"):
                 continue
-            gates = out.setdefault(str(comp), {})
-            for arg in list(c.get("command") or []) + list(c.get("args") or []):
-                if isinstance(arg, str) and arg.startswith("--feature-gates="):
-                    for pair in arg.split("=", 1)[1].split(","):
-                        k, _, v = pair.partition("=")
-                        if k.strip():
-                            gates[k.strip()] = v.strip().lower() == "true"
+            out.setdefault(comp, {}).update(feature_gates((*c.command, *c.args)))
     return out
 
 
 def check_versions(
-    objects: list[dict[str, Any]],
+    recs: Records,
     server_version: str | None,
     target_version: str,
     needs: dict[str, tuple[str, str]],
@@ -222,7 +207,7 @@ def check_versions(
     """
     out: list[Finding] = []
     target = parse_version(target_version)
-    if target is not None and target < GATES_DEFAULT_ON and needs:
+    if target is not None and target[:2] < GATES_DEFAULT_ON and needs:
         out.append(Finding(
             "target_gates_off_by_default", WARNING,
             f"Target Kubernetes {target_version}: {', '.join(sorted(needs))} are off by default "
@@ -236,7 +221,7 @@ def check_versions(
             "Server version not given: cannot tell whether this cluster serves resource.k8s.io/v1.",
         ))
         return out
-    if server < DRA_GA:
+    if server[:2] < DRA_GA:
         out.append(Finding(
             "kubernetes_too_old", BLOCKER,
             f"Kubernetes {server_version} does not serve resource.k8s.io/v1 (GA in 1.34): "
@@ -244,19 +229,19 @@ def check_versions(
             (), f"server_version={server_version}",
         ))
         return out
-    if server == (1, 34):
+    if server[:2] == (1, 34):
         out.append(Finding(
             "kubernetes_end_of_life", WARNING,
             "Kubernetes 1.34 reached end of life on 2026-10-27; build the DRA cluster on 1.36 or 1.37.",
             (), f"server_version={server_version}",
         ))
-    if server >= GATES_DEFAULT_ON:
+    if server[:2] >= GATES_DEFAULT_ON:
         return out
-    gates = control_plane_gates(objects)
+    gates = control_plane_gates(recs)
     pods = tuple(
-        ObjectRef.of(p) for p in _kind(objects, "Pod")
-        if dig(p, "metadata", "namespace") == "kube-system"
-        and (dig(p, "metadata", "labels") or {}).get("component") in ("kube-apiserver", "kube-scheduler")
+        p.ref for p in recs
+        if isinstance(p, Pod) and p.namespace == "kube-system"
+        and p.labels.get("component") in ("kube-apiserver", "kube-scheduler")
     )
     for gate, (why, severity) in sorted(needs.items()):
         if not gates:
@@ -281,9 +266,9 @@ def check_versions(
 # --- allocation path, Kueue, serving layers, MIG --------------------------------------------
 
 
-def check_allocation_path(objects: list[dict[str, Any]]) -> list[Finding]:
-    cps = [ObjectRef.of(o) for o in _kind(objects, "ClusterPolicy")]
-    gcs = [ObjectRef.of(o) for o in _kind(objects, "GPUCluster")]
+def check_allocation_path(recs: Records) -> list[Finding]:
+    cps = [o.ref for o in _kind(recs, "ClusterPolicy")]
+    gcs = [o.ref for o in _kind(recs, "GPUCluster")]
     out = []
     if cps and gcs:
         out.append(Finding(
@@ -302,44 +287,33 @@ def check_allocation_path(objects: list[dict[str, Any]]) -> list[Finding]:
     return out
 
 
-def _kueue_configs(objects: list[dict[str, Any]]) -> list[tuple[ObjectRef, dict[str, Any]]]:
-    """Kueue Configuration documents: the Helm chart's ``kueue-manager-config`` ConfigMap
-    (any data key holding ``kind: Configuration``) or a Kueue-operator ``Kueue`` object."""
+def _kueue_configs(recs: Records) -> list[tuple[ObjectRef, set[str]]]:
+    """Kueue Configuration documents, each with the DeviceClass names it maps: the Helm
+    chart's ``kueue-manager-config`` ConfigMap (any data key holding ``kind: Configuration``)
+    or a Kueue-operator ``Kueue`` object."""
     out = []
-    for cm in _kind(objects, "ConfigMap"):
-        if _name(cm) != "kueue-manager-config":
-            continue
-        for text in (cm.get("data") or {}).values():
-            try:
-                doc = yaml.safe_load(text) if isinstance(text, str) else None
-            except yaml.YAMLError:
-                doc = None
-            if isinstance(doc, dict) and doc.get("kind") == "Configuration":
-                out.append((ObjectRef.of(cm), doc))
-    for k in _kind(objects, "Kueue"):
-        if str(k.get("apiVersion", "")).startswith("kueue.openshift.io") or dig(k, "spec", "config"):
-            out.append((ObjectRef.of(k), dig(k, "spec", "config") or {}))
+    for cm in recs:
+        if isinstance(cm, ConfigMap) and cm.name == "kueue-manager-config":
+            out.extend((cm.ref, names) for names in kueue_configurations(cm))
+    for k in recs:
+        if isinstance(k, Kueue) and (k.api_version.startswith("kueue.openshift.io") or k.has_config):
+            out.append((k.ref, set(k.device_classes)))
     return out
 
 
-def kueue_device_classes(objects: list[dict[str, Any]]) -> set[str] | None:
+def kueue_device_classes(recs: Records) -> set[str] | None:
     """DeviceClass names Kueue maps to quota resources; None when no Kueue config is present."""
-    configs = _kueue_configs(objects)
+    configs = _kueue_configs(recs)
     if not configs:
         return None
-    names: set[str] = set()
-    for _, doc in configs:
-        for m in dig(doc, "resources", "deviceClassMappings") or doc.get("deviceClassMappings") or []:
-            if isinstance(m, dict):
-                names.update(str(n) for n in m.get("deviceClassNames") or [])
-    return names
+    return set().union(*(names for _, names in configs))
 
 
-def check_kueue(objects: list[dict[str, Any]], device_classes: set[str]) -> list[Finding]:
+def check_kueue(recs: Records, device_classes: set[str]) -> list[Finding]:
     """Kueue without ``deviceClassMappings`` for the DeviceClasses the plan uses: its quota
     would ignore DRA GPU requests, and jobs would run outside fair share."""
-    queues = _kind(objects, "ClusterQueue")
-    configs = _kueue_configs(objects)
+    queues = _kind(recs, "ClusterQueue")
+    configs = _kueue_configs(recs)
     if not configs and not queues:
         return []
     if not configs:
@@ -347,9 +321,9 @@ def check_kueue(objects: list[dict[str, Any]], device_classes: set[str]) -> list
             "kueue_config_unknown", WARNING,
             "Kueue ClusterQueues exist but its manager configuration is not in the snapshot: "
             "cannot tell whether DRA device classes are mapped to quota.",
-            tuple(ObjectRef.of(q) for q in queues),
+            tuple(q.ref for q in queues),
         )]
-    mapped = kueue_device_classes(objects) or set()
+    mapped = set().union(*(names for _, names in configs))
     missing = sorted(device_classes - mapped)
     if not missing:
         return []
@@ -357,16 +331,18 @@ def check_kueue(objects: list[dict[str, Any]], device_classes: set[str]) -> list
         "kueue_without_device_class_mappings", BLOCKER,
         f"Kueue has no deviceClassMappings for {', '.join(missing)}: its quota would ignore DRA "
         "GPU requests, so queued jobs would bypass GPU quota.",
-        tuple(ref for ref, _ in configs) + tuple(ObjectRef.of(q) for q in queues),
+        tuple(ref for ref, _ in configs) + tuple(q.ref for q in queues),
         f"mapped device classes: {sorted(mapped) or 'none'}",
     )]
 
 
-def kserve_version(objects: list[dict[str, Any]]) -> Version | None:
+def kserve_version(recs: Records) -> Version | None:
     """KServe version from the controller image tag (``kserve/kserve-controller:v0.15.2``)."""
-    for d in _kind(objects, "Deployment"):
-        for c in dig(d, "spec", "template", "spec", "containers") or []:
-            image = str(c.get("image", ""))
+    for d in recs:
+        if not isinstance(d, Deployment):
+            continue
+        for c in d.pod_spec.containers:
+            image = c.image or ""
             if "kserve-controller" in image.rsplit("/", 1)[-1]:
                 m = _IMAGE_TAG.search(image)
                 if m:
@@ -377,13 +353,13 @@ def kserve_version(objects: list[dict[str, Any]]) -> Version | None:
     return None
 
 
-def check_serving_layers(objects: list[dict[str, Any]]) -> list[Finding]:
+def check_serving_layers(recs: Records) -> list[Finding]:
     out: list[Finding] = []
-    kserve = _kind(objects, "InferenceService", "ServingRuntime", "ClusterServingRuntime")
-    kserve = [o for o in kserve if str(o.get("apiVersion", "")).startswith("serving.kserve.io/")]
+    kserve = [o for o in _kind(recs, "InferenceService", "ServingRuntime", "ClusterServingRuntime")
+              if o.api_version.startswith("serving.kserve.io/")]
     if kserve:
-        version = kserve_version(objects)
-        refs = tuple(ObjectRef.of(o) for o in kserve)
+        version = kserve_version(recs)
+        refs = tuple(o.ref for o in kserve)
         if version is None:
             out.append(Finding(
                 "kserve_version_unknown", WARNING,
@@ -398,57 +374,51 @@ def check_serving_layers(objects: list[dict[str, Any]]) -> list[Finding]:
                 f"{KSERVE_CLAIMS_MIN}); upgrade KServe before moving these services.",
                 refs, f"kserve-controller {version}",
             ))
-    nims = [o for o in _kind(objects, "NIMService", "NIMCache") if o.get("kind") == "NIMService"]
+    nims = _kind(recs, "NIMService")
     if nims:
         out.append(Finding(
             "nim_dra_tech_preview", WARNING,
             "NIM Operator supports DRA only as a technology preview; keep NIMServices on the "
             "device plugin or accept preview support.",
-            tuple(ObjectRef.of(o) for o in nims),
+            tuple(o.ref for o in nims),
         ))
     return out
 
 
-def check_mig_layout(objects: list[dict[str, Any]], workloads: list[Workload]) -> list[Finding]:
+def check_mig_layout(recs: Records, workloads: list[Workload]) -> list[Finding]:
     """Nodes whose MIG instances must exist before the DRA kubelet plugin starts (static MIG:
     instances created later appear only after the plugin restarts)."""
-    nodes = [
-        n for n in _kind(objects, "Node")
-        if (dig(n, "metadata", "labels") or {}).get("nvidia.com/mig.config") not in (None, "", "all-disabled")
-    ]
+    nodes = [n for n in recs if isinstance(n, Node) and _mig_config(n) not in _NO_MIG]
     mig_workloads = [w for w in workloads if any(r.is_mig for r in w.requests)]
     if not nodes and not mig_workloads:
         return []
-    layouts = sorted({
-        f"{_name(n)}={(dig(n, 'metadata', 'labels') or {}).get('nvidia.com/mig.config')}" for n in nodes
-    })
+    layouts = sorted({f"{n.name}={_mig_config(n)}" for n in nodes})
     return [Finding(
         "mig_layout_before_plugin", WARNING,
         "MIG instances must be created (MIG Manager, nvidia.com/mig.config label) before the DRA "
         "kubelet plugin starts on these nodes; instances added later appear only after a plugin "
         "restart, and DynamicMIG (alpha) deletes instances it did not create.",
-        tuple(ObjectRef.of(n) for n in nodes) + tuple(w.ref for w in mig_workloads),
+        tuple(n.ref for n in nodes) + tuple(w.ref for w in mig_workloads),
         ", ".join(layouts) or "MIG workloads but no node declares a MIG layout",
     )]
 
 
-def check_mig_single_strategy(objects: list[dict[str, Any]], workloads: list[Workload]) -> list[Finding]:
+def check_mig_single_strategy(recs: Records, workloads: list[Workload]) -> list[Finding]:
     """``mig.strategy: single`` advertises MIG slices as ``nvidia.com/gpu``: translating those
     requests to whole GPUs in ``gpu.nvidia.com`` would change what the pods get."""
-    single = [c for c in _kind(objects, "ClusterPolicy") if dig(c, "spec", "mig", "strategy") == "single"]
+    single = [c for c in recs if isinstance(c, ClusterPolicy) and c.mig_strategy == "single"]
     # GFD labels each node with the strategy in force; the ClusterPolicy is the fallback.
     single_nodes = []
-    for n in _kind(objects, "Node"):
-        labels = dig(n, "metadata", "labels") or {}
-        if labels.get("nvidia.com/mig.config") in (None, "", "all-disabled"):
+    for n in recs:
+        if not isinstance(n, Node) or _mig_config(n) in _NO_MIG:
             continue
-        strategy = labels.get("nvidia.com/mig.strategy")
+        strategy = n.labels.get("nvidia.com/mig.strategy")
         if strategy == "single" or (strategy is None and single):
             single_nodes.append(n)
-    gpu_users = [w for w in workloads if any(r.resource == "nvidia.com/gpu" for r in w.requests)]
+    gpu_users = [w for w in workloads if any(r.resource == GPU_RESOURCE for r in w.requests)]
     if not gpu_users or not single_nodes:
         return []
-    evidence = tuple(ObjectRef.of(o) for o in single + single_nodes)
+    evidence = tuple(o.ref for o in (*single, *single_nodes))
     return [Finding(
         "mig_single_strategy", WARNING,
         "MIG strategy 'single' advertises MIG instances as nvidia.com/gpu on MIG-enabled nodes; "

@@ -8,6 +8,10 @@ and the DRAExtendedResource stop-gap (limit renamed to
 ``deviceclass.resource.kubernetes.io/gpu.nvidia.com``, or DeviceClasses with
 ``spec.extendedResourceName`` that keep the old names). Validation uses ``kubernetes-validate``
 strict schemas.
+
+This module writes manifests: the patched workloads are edited copies of the raw objects the
+planner was given (``pod_spec``/``containers`` walk those copies), and everything else it
+reads is records (``inventory.records``) or its own output.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import copy
 import re
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,21 +28,16 @@ import yaml
 from kubernetes_validate import utils as kv_utils
 from packaging.version import Version
 
-from migration.blockers import parse_version
-from migration.selectors import GPU_CLASS
-from migration.workloads import (
-    GPU_RESOURCE,
-    WORKLOAD_API_VERSIONS,
-    GpuRequest,
-    ObjectRef,
-    Workload,
-    containers,
-    dig,
-    is_gpu_resource,
-    pod_spec,
-)
+from inventory.kube import GPU_CLASS, GPU_DRIVER, GPU_RESOURCE, MIG_CLASS, ObjectRef, is_gpu_resource, parse_version
+from inventory.records import DeviceClass, KubeRecord
+from migration.workloads import WORKLOAD_API_VERSIONS, GpuRequest, Workload
 
-MIG_CLASS = "mig.nvidia.com"
+__all__ = [
+    "CLUSTER_SCOPED", "KEEP_NAME_CLASS", "MIG_CLASS", "STOPGAP_GPU_RESOURCE", "GeneratedObject", "bundles_by_namespace",
+    "claim_template", "containers", "dns_label", "keep_name_classes", "patched_workload", "pod_spec",
+    "requests_layout", "schema_version_for", "stopgap_workload", "validate_object",
+]  # fmt: skip
+
 STOPGAP_GPU_RESOURCE = "deviceclass.resource.kubernetes.io/gpu.nvidia.com"
 KEEP_NAME_CLASS = "gpu-extended-resource.nvidia.com"
 CLUSTER_SCOPED = "_cluster"  # bundle key for cluster-scoped objects (never a namespace name)
@@ -46,6 +46,41 @@ _DNS_LABEL = re.compile(r"[^a-z0-9-]+")
 _YAML_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 _DROP_META = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "selfLink")
 _DROP_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision")
+
+
+# Kind -> path of keys from a workload object to its pod spec (in the copies this module edits).
+POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "Pod": ("spec",),
+}
+
+
+def _dig(obj: Any, *path: str) -> Any:
+    cur = obj
+    for key in path:
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(key)
+    return cur
+
+
+def pod_spec(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The pod spec dict inside a workload manifest (to edit it), or None for other kinds."""
+    path = POD_SPEC_PATHS.get(str(obj.get("kind")))
+    spec = _dig(obj, *path) if path else None
+    return spec if isinstance(spec, dict) else None
+
+
+def containers(spec: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
+    """(container, is_init) for every container and initContainer of a pod spec manifest."""
+    for key, init in (("initContainers", True), ("containers", False)):
+        for c in spec.get(key) or []:
+            if isinstance(c, dict):
+                yield c, init
 
 
 @dataclass(frozen=True)
@@ -60,7 +95,14 @@ class GeneratedObject:
 
     @property
     def ref(self) -> ObjectRef:
-        return ObjectRef.of(self.obj)
+        meta = _dig(self.obj, "metadata") or {}
+        return ObjectRef(str(self.obj.get("kind") or ""), meta.get("namespace") or None, str(meta.get("name") or ""))
+
+    @property
+    def request_classes(self) -> tuple[str, ...]:
+        """The DeviceClasses a generated ResourceClaimTemplate's requests name."""
+        reqs = _dig(self.obj, "spec", "spec", "devices", "requests") or []
+        return tuple(str(_dig(r, "exactly", "deviceClassName")) for r in reqs if _dig(r, "exactly", "deviceClassName"))
 
 
 def dns_label(text: str, limit: int = 63) -> str:
@@ -113,7 +155,7 @@ def claim_template(
         if r.count > 1:
             exactly["count"] = r.count
         sel = (
-            f"device.attributes['{GPU_CLASS}'].profile == '{r.profile}'" if r.is_mig else selector
+            f"device.attributes['{GPU_DRIVER}'].profile == '{r.profile}'" if r.is_mig else selector
         )
         if sel:
             exactly["selectors"] = [{"cel": {"expression": sel}}]
@@ -169,7 +211,7 @@ def _fresh_job(obj: dict[str, Any]) -> None:
     spec = obj.get("spec") or {}
     spec.pop("selector", None)
     spec.pop("manualSelector", None)
-    labels = dig(spec, "template", "metadata", "labels") or {}
+    labels = _dig(spec, "template", "metadata", "labels") or {}
     for k in ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name"):
         labels.pop(k, None)
 
@@ -215,14 +257,16 @@ def stopgap_workload(raw: dict[str, Any], w: Workload) -> dict[str, Any]:
     return out
 
 
-def keep_name_classes(workloads: list[Workload], objects: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+def keep_name_classes(
+    workloads: list[Workload], recs: Sequence[KubeRecord]
+) -> tuple[list[GeneratedObject], list[str]]:
     """DeviceClasses with ``spec.extendedResourceName`` so pods keep ``nvidia.com/gpu`` and
     ``nvidia.com/mig-<profile>`` limits (DRAExtendedResource). Only one DeviceClass may map a
-    name: names already mapped by a DeviceClass in the cluster are skipped."""
+    name: names already mapped by a DeviceClass in the cluster (``recs``) are skipped."""
     mapped = {
-        str(dig(o, "spec", "extendedResourceName")): str(dig(o, "metadata", "name"))
-        for o in objects
-        if o.get("kind") == "DeviceClass" and dig(o, "spec", "extendedResourceName")
+        dc.extended_resource_name: dc.name
+        for dc in recs
+        if isinstance(dc, DeviceClass) and dc.extended_resource_name
     }
     notes = [f"{res} is already mapped by DeviceClass {cls}" for res, cls in sorted(mapped.items())]
     resources = sorted({(r.resource, r.profile) for w in workloads for r in w.requests if r.error is None})
@@ -230,18 +274,18 @@ def keep_name_classes(workloads: list[Workload], objects: list[dict[str, Any]]) 
     for resource, profile in resources:
         if resource in mapped:
             continue
-        base = f"device.driver == '{GPU_CLASS}' && device.attributes['{GPU_CLASS}'].type"
+        base = f"device.driver == '{GPU_DRIVER}' && device.attributes['{GPU_DRIVER}'].type"
         if profile is None:
             name, expr = KEEP_NAME_CLASS, f"{base} == 'gpu'"
         else:
             name = f"mig-{dns_label(profile.replace('.', '-').replace('+', '-'))}.{GPU_CLASS}"
-            expr = f"{base} == 'mig' && device.attributes['{GPU_CLASS}'].profile == '{profile}'"
-        out.append({
+            expr = f"{base} == 'mig' && device.attributes['{GPU_DRIVER}'].profile == '{profile}'"
+        out.append(GeneratedObject("stopgap_deviceclass", "", {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "DeviceClass",
             "metadata": {"name": name, "labels": dict(MANAGED_BY)},
             "spec": {"selectors": [{"cel": {"expression": expr}}], "extendedResourceName": resource},
-        })
+        }))
     return out, notes
 
 

@@ -1,7 +1,8 @@
 """Plan the move of device-plugin GPU workloads to DRA (``resource.k8s.io/v1``).
 
 Pure: no Django. ``plan_migration(objects, server_version, target_version)`` reads raw
-Kubernetes objects and returns a ``MigrationPlan``: the GPU workloads found, for each a
+Kubernetes objects (parsed through ``inventory.records``; ``plan_records`` takes the records)
+and returns a ``MigrationPlan``: the GPU workloads found, for each a
 ResourceClaimTemplate and the patched workload (pod ``spec.resourceClaims`` plus container
 ``resources.claims``, the ``nvidia.com/*`` limits removed), the DRAExtendedResource stop-gap,
 selector proposals for clusters that mix GPU models, blockers and warnings, the five
@@ -20,9 +21,13 @@ capacity ``memory`` under the ``gpu.nvidia.com`` domain; GFD node labels
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inventory import records
+from inventory.kube import GPU_CLASS, GPU_RESOURCE, PRODUCT_LABEL, ObjectRef, parse_version
+from inventory.records import GPUCluster, KubeRecord, Node
 from migration import blockers as b
 from migration.generate import (
     MIG_CLASS,
@@ -37,16 +42,8 @@ from migration.generate import (
     stopgap_workload,
     validate_object,
 )
-from migration.selectors import GPU_CLASS, GpuModel, SelectorProposal, gpu_models, selector_for, selector_options
-from migration.workloads import (
-    GPU_RESOURCE,
-    PRODUCT_LABEL,
-    ObjectRef,
-    Workload,
-    dig,
-    orphan_gpu_pods,
-    scan_workloads,
-)
+from migration.selectors import GpuModel, SelectorProposal, gpu_models, selector_for, selector_options
+from migration.workloads import Workload, orphan_gpu_pods, scan_workloads
 
 MIN_TARGET = (1, 34)
 STEP_DONE, STEP_IN_PROGRESS, STEP_TODO, STEP_BLOCKED, STEP_NOT_NEEDED = (
@@ -109,26 +106,23 @@ class MigrationPlan:
 # --- steps -------------------------------------------------------------------------------------
 
 
-def _labels(o: dict[str, Any]) -> dict[str, Any]:
-    return dig(o, "metadata", "labels") or {}
-
-
 def migration_steps(
-    objects: list[dict[str, Any]], server_version: str | None, workloads: list[Workload], plans: list[WorkloadPlan]
+    recs: Sequence[KubeRecord], server_version: str | None, workloads: list[Workload], plans: list[WorkloadPlan]
 ) -> list[Step]:
     """The five steps of the domain brief, each with a status read from the cluster.
 
-    ``workloads``: top-level GPU workloads plus one GPU pod per controller missing from the
-    objects (so pod-only snapshots still count). ``plans``: the per-workload plans.
+    ``recs``: the cluster's records. ``workloads``: top-level GPU workloads plus one GPU pod
+    per controller missing from the objects (so pod-only snapshots still count). ``plans``:
+    the per-workload plans.
     """
-    has_cp = any(o.get("kind") == "ClusterPolicy" for o in objects)
-    gcs = [o for o in objects if o.get("kind") == "GPUCluster"]
-    server = b.parse_version(server_version)
-    nodes = [o for o in objects if o.get("kind") == "Node"]
-    branches = sorted({str(_labels(n)["nvidia.com/cuda.driver-version.major"]) for n in nodes if _labels(n).get("nvidia.com/cuda.driver-version.major")})
+    has_cp = any(r.kind == "ClusterPolicy" for r in recs)
+    gcs = [r for r in recs if isinstance(r, GPUCluster)]
+    server = parse_version(server_version)
+    nodes = [r for r in recs if isinstance(r, Node)]
+    branches = sorted({n.labels["nvidia.com/cuda.driver-version.major"] for n in nodes if n.labels.get("nvidia.com/cuda.driver-version.major")})
     steps = []
 
-    new_cluster = server is not None and server >= (1, 36) and gcs and not has_cp
+    new_cluster = server is not None and server[:2] >= (1, 36) and gcs and not has_cp
     steps.append(Step(1, "new_cluster", "New cluster on Kubernetes 1.36/1.37, GPU nodes on the old driver branch",
                       STEP_DONE if new_cluster else STEP_TODO,
                       (f"server {server_version or 'unknown'}; GPU nodes on driver branch "
@@ -137,8 +131,8 @@ def migration_steps(
     if gcs and has_cp:
         s2, d2 = STEP_BLOCKED, "both ClusterPolicy and GPUCluster exist"
     elif gcs:
-        cd = [str(ObjectRef.of(g)) for g in gcs if dig(g, "spec", "draDriver", "computeDomains", "enabled") is True]
-        nvlink = any("GB2" in str(_labels(n).get(PRODUCT_LABEL, "")) or "GB3" in str(_labels(n).get(PRODUCT_LABEL, "")) for n in nodes)
+        cd = [str(g.ref) for g in gcs if g.compute_domains_enabled]
+        nvlink = any("GB2" in n.labels.get(PRODUCT_LABEL, "") or "GB3" in n.labels.get(PRODUCT_LABEL, "") for n in nodes)
         s2 = STEP_DONE
         d2 = "GPUCluster present, no ClusterPolicy"
         if cd and not nvlink:
@@ -147,9 +141,9 @@ def migration_steps(
         s2, d2 = STEP_TODO, "install GPU Operator v26.7.2+ with gpuCluster.deployCR=true, clusterPolicy.deployCR=false"
     steps.append(Step(2, "gpu_operator_gpucluster", "GPU Operator v26.7.2+ with GPUCluster", s2, d2))
 
-    mig_nodes = [n for n in nodes if _labels(n).get("nvidia.com/mig.config") not in (None, "", "all-disabled")]
+    mig_nodes = [n for n in nodes if n.labels.get("nvidia.com/mig.config") not in (None, "", "all-disabled")]
     mig_workloads = [w for w in workloads if any(r.is_mig for r in w.requests)]
-    states = {str(n["metadata"]["name"]): str(_labels(n).get("nvidia.com/mig.config.state", "")) for n in mig_nodes}
+    states = {n.name: n.labels.get("nvidia.com/mig.config.state", "") for n in mig_nodes}
     if not mig_nodes and not mig_workloads:
         s3, d3 = STEP_NOT_NEEDED, "no MIG layouts or MIG workloads"
     elif any(v == "failed" for v in states.values()):
@@ -177,7 +171,7 @@ def migration_steps(
     moved = sorted(ns for ns, ws in by_ns.items() if all(not w.uses_device_plugin for w in ws))
     s5 = (STEP_NOT_NEEDED if not by_ns else STEP_DONE if len(moved) == len(by_ns)
           else STEP_IN_PROGRESS if moved else STEP_TODO)
-    models = gpu_models(objects)
+    models = gpu_models(recs)
     d5 = f"{len(moved)} of {len(by_ns)} namespaces run on claims only"
     if len(models) > 1:
         d5 += f"; cluster mixes {len(models)} GPU models: add selectors where hardware differs"
@@ -190,13 +184,15 @@ def migration_steps(
 
 
 def _plan_workload(
-    raw: dict[str, Any], w: Workload, models: list[GpuModel], used_names: set[tuple[str, str]], schema: str
+    raw: dict[str, Any] | None, w: Workload, models: list[GpuModel], used_names: set[tuple[str, str]], schema: str
 ) -> WorkloadPlan:
     notes: list[str] = []
     errors = [f"{w.ref}: {r.error}" for r in w.requests if r.error]
     if w.owner:
         notes.append(f"managed by {w.owner}: change the owner's spec, or it will undo this patch")
-    if errors or not w.requests:
+    if raw is None and w.requests and not errors:
+        errors.append(f"{w.ref}: the object itself is not available, so it cannot be patched")
+    if errors or not w.requests or raw is None:
         return WorkloadPlan(w, None, None, None, (), tuple(notes), tuple(errors))
     ns = w.ref.namespace or "default"
     name = dns_label(f"{w.ref.name}-gpu", 253)
@@ -252,31 +248,52 @@ def _plan_workload(
 
 
 def plan_migration(
-    objects: list[dict[str, Any]], server_version: str | None, target_version: str = "1.36"
+    objects: Iterable[dict[str, Any] | KubeRecord], server_version: str | None, target_version: str = "1.36"
 ) -> MigrationPlan:
     """Plan the move of the cluster's device-plugin GPU workloads to DRA.
 
-    ``objects``: raw Kubernetes objects of the cluster (any kinds). ``server_version``: the
-    cluster's Kubernetes version (``"v1.33.5"``, ``"1.35"``), None when unknown.
-    ``target_version``: the Kubernetes version of the DRA cluster the objects are generated
-    and validated for. Raises ``ValueError`` only when ``target_version`` is unreadable;
-    everything else wrong is reported in ``errors`` and ``findings``.
+    ``objects``: raw Kubernetes objects of the cluster (any kinds), parsed here
+    (``inventory.records``); the raw workloads are what the patched copies are made from.
+    ``server_version``: the cluster's Kubernetes version (``"v1.33.5"``, ``"1.35"``), None
+    when unknown. ``target_version``: the Kubernetes version of the DRA cluster the objects
+    are generated and validated for. Raises ``ValueError`` only when ``target_version`` is
+    unreadable; everything else wrong is reported in ``errors`` and ``findings``.
     """
+    recs: list[KubeRecord] = []
+    raw_of: dict[ObjectRef, dict[str, Any]] = {}
+    for obj in objects:
+        for r in records.as_records((obj,), [], skip_unknown_versions=True, keep_unknown=True):
+            recs.append(r)
+            if isinstance(obj, dict):
+                raw_of[r.ref] = obj
+    return plan_records(recs, server_version, target_version, raw_of.get)
+
+
+def plan_records(
+    recs: Sequence[KubeRecord],
+    server_version: str | None,
+    target_version: str = "1.36",
+    raw_of: Callable[[ObjectRef], dict[str, Any] | None] | None = None,
+) -> MigrationPlan:
+    """``plan_migration`` over parsed records. ``raw_of``: a workload's raw object (by ref),
+    which its patched copy and stop-gap are made from; a workload whose raw object it cannot
+    give is reported in ``errors`` and gets no generated objects. Other kinds' records may be
+    identity-only (``records.parse_identity``): they count as present owners."""
     schema, schema_note = schema_version_for(target_version)
     errors: list[str] = []
     findings: list[b.Finding] = []
-    target = b.parse_version(target_version)
-    if target is not None and target < MIN_TARGET:
+    target = parse_version(target_version)
+    if target is not None and target[:2] < MIN_TARGET:
         errors.append(f"target Kubernetes {target_version} does not serve resource.k8s.io/v1 (GA in 1.34)")
     if schema_note:
         findings.append(b.Finding("schema_version", b.INFO, schema_note))
 
-    workloads = scan_workloads(objects)
-    raw_by_ref = {ObjectRef.of(o): o for o in objects}
-    models = gpu_models(objects)
+    workloads = scan_workloads(recs)
+    models = gpu_models(recs)
     used: set[tuple[str, str]] = set()
     plans = [
-        _plan_workload(raw_by_ref[w.ref], w, models, used, schema) for w in workloads if w.uses_device_plugin
+        _plan_workload(raw_of(w.ref) if raw_of else None, w, models, used, schema)
+        for w in workloads if w.uses_device_plugin
     ]
     for p in plans:
         errors.extend(p.errors)
@@ -284,20 +301,20 @@ def plan_migration(
             findings.append(b.Finding("workload_managed_by_owner", b.WARNING,
                                       f"{p.workload.ref} is managed by {p.workload.owner}; the patch must go "
                                       "into the owner's spec.", (p.workload.ref,)))
-    orphans = orphan_gpu_pods(objects)
+    orphans = orphan_gpu_pods(recs)
     for orphan in (o for o in orphans if o.uses_device_plugin):
         findings.append(b.Finding("controller_not_in_snapshot", b.WARNING,
                                   f"{orphan.ref} asks for GPUs and is managed by {orphan.owner}, which is not "
                                   "in the snapshot: translate its controller.", (orphan.ref,)))
 
-    keep_classes, keep_notes = keep_name_classes([p.workload for p in plans], objects)
+    keep_classes, keep_notes = keep_name_classes([p.workload for p in plans], recs)
     cluster_objs: list[GeneratedObject] = []
     for dc in keep_classes:
-        errs = validate_object(dc, schema)
+        errs = validate_object(dc.obj, schema)
         if errs:
-            errors.extend(f"generated DeviceClass {dc['metadata']['name']} fails the {schema} schema: {e}" for e in errs)
+            errors.extend(f"generated DeviceClass {dc.ref.name} fails the {schema} schema: {e}" for e in errs)
         else:
-            cluster_objs.append(GeneratedObject("stopgap_deviceclass", "", dc, None))
+            cluster_objs.append(dc)
     for note in keep_notes:
         findings.append(b.Finding("extended_resource_already_mapped", b.INFO, note))
 
@@ -306,29 +323,25 @@ def plan_migration(
         generated.extend(g for g in (p.template, p.patched, p.stopgap) if g is not None)
     generated.extend(cluster_objs)
 
-    device_classes = {
-        str(r["exactly"]["deviceClassName"])
-        for g in generated if g.purpose == "claim_template"
-        for r in g.obj["spec"]["spec"]["devices"]["requests"]
-    }
+    device_classes = {c for g in generated if g.purpose == "claim_template" for c in g.request_classes}
     # Gate -> (why, severity when off). The stop-gap and DynamicMIG are optional paths.
     needs: dict[str, tuple[str, str]] = {}
     if plans:
         needs["DRAExtendedResource"] = ("the extended-resource stop-gap", b.WARNING)
     if MIG_CLASS in device_classes:
         needs["DRAPartitionableDevices"] = ("DynamicMIG (static MIG does not need it)", b.WARNING)
-    sharing = b.check_sharing(objects)
+    sharing = b.check_sharing(recs)
     if sharing:
         needs["DRAConsumableCapacity"] = ("ConsumableShares, the DRA form of per-pod GPU sharing", b.BLOCKER)
 
-    findings.extend(b.check_priority_preemption(objects, workloads))
+    findings.extend(b.check_priority_preemption(recs, workloads))
     findings.extend(sharing)
-    findings.extend(b.check_versions(objects, server_version, target_version, needs))
-    findings.extend(b.check_allocation_path(objects))
-    findings.extend(b.check_kueue(objects, device_classes or {GPU_CLASS}))
-    findings.extend(b.check_serving_layers(objects))
-    findings.extend(b.check_mig_layout(objects, workloads))
-    findings.extend(b.check_mig_single_strategy(objects, workloads))
+    findings.extend(b.check_versions(recs, server_version, target_version, needs))
+    findings.extend(b.check_allocation_path(recs))
+    findings.extend(b.check_kueue(recs, device_classes or {GPU_CLASS}))
+    findings.extend(b.check_serving_layers(recs))
+    findings.extend(b.check_mig_layout(recs, workloads))
+    findings.extend(b.check_mig_single_strategy(recs, workloads))
     findings.sort(key=lambda f: b.SEVERITY_ORDER.get(f.severity, 9))
 
     return MigrationPlan(
@@ -343,6 +356,6 @@ def plan_migration(
         bundles=bundles_by_namespace(generated, {"claim_template", "workload"}, schema),
         stopgap_bundles=bundles_by_namespace(generated, {"stopgap_workload", "stopgap_deviceclass"}, schema),
         findings=tuple(findings),
-        steps=tuple(migration_steps(objects, server_version, workloads + orphans, plans)),
+        steps=tuple(migration_steps(recs, server_version, workloads + orphans, plans)),
         errors=tuple(errors),
     )

@@ -1,7 +1,8 @@
 """The production-readiness checklist of docs/domain.md, evaluated from cluster objects.
 
 Pure: no Django; ``now`` is passed in. ``evaluate_readiness(objects, now, attestations,
-prometheus_rules, dcgm_devices_with_metrics)`` returns a ``Readiness`` with one ``ItemResult`` per checklist item (stable
+prometheus_rules, dcgm_devices_with_metrics)`` (objects: raw, or records of
+``inventory.records``) returns a ``Readiness`` with one ``ItemResult`` per checklist item (stable
 ids below), each ``pass`` / ``fail`` / ``unknown`` / ``attested`` with evidence lines and a
 next step.
 
@@ -15,14 +16,32 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from inventory.normalize import UnknownAPIVersion, normalize
-from inventory.parse import parse_resource_slice
-from migration.workloads import ObjectRef, containers, controller_owner, dig, is_gpu_resource, pod_spec
+from inventory import records
+from inventory.kube import DEVICECLASS_RESOURCE_PREFIX, GPU_DRIVER, image_tag, is_gpu_resource
+from inventory.records import (
+    ConfigMap,
+    DaemonSet,
+    Deployment,
+    KubeRecord,
+    Node,
+    OperatorResource,
+    Pod,
+    PrometheusRule,
+    ResourceSlice,
+    Taint,
+)
+from inventory.records.config import mig_config_names
+from inventory.records.slim import slim_object, slim_pod, slim_slice
+
+__all__ = [
+    "ATTESTED", "FAIL", "ITEMS", "PASS", "READINESS_KINDS", "TITLES", "UNKNOWN", "Attestation", "ItemResult",
+    "Readiness", "evaluate_readiness", "slim_object", "slim_pod", "slim_slice",
+]  # fmt: skip
 
 PASS, FAIL, UNKNOWN, ATTESTED = "pass", "fail", "unknown", "attested"
 
@@ -106,26 +125,19 @@ class _Auto:
     next_step: str
 
 
-def _kind(objects: list[dict[str, Any]], *kinds: str) -> list[dict[str, Any]]:
-    return [o for o in objects if o.get("kind") in kinds]
+Records = Sequence[KubeRecord]
 
 
-def _labels(o: dict[str, Any]) -> dict[str, Any]:
-    return dig(o, "metadata", "labels") or {}
+def _kind(recs: Records, *kinds: str) -> list[Any]:
+    return [r for r in recs if r.kind in kinds]
 
 
-def _name(o: dict[str, Any]) -> str:
-    return str(dig(o, "metadata", "name") or "")
+def _gpu_allocatable(n: Node) -> bool:
+    return any(is_gpu_resource(k) and v not in ("0", "") for k, v in n.allocatable.items())
 
 
-def _is_gpu_node(n: dict[str, Any], slice_nodes: set[str]) -> bool:
-    labels = _labels(n)
-    alloc = dig(n, "status", "allocatable") or {}
-    return (
-        labels.get("nvidia.com/gpu.present") == "true"
-        or any(is_gpu_resource(k) and str(v) not in ("0", "") for k, v in alloc.items())
-        or _name(n) in slice_nodes
-    )
+def _is_gpu_node(n: Node, slice_nodes: set[str]) -> bool:
+    return n.labels.get("nvidia.com/gpu.present") == "true" or _gpu_allocatable(n) or n.name in slice_nodes
 
 
 # Every kind ``evaluate_readiness`` reads; a caller holding a large cluster may pass only these.
@@ -135,108 +147,35 @@ READINESS_KINDS = frozenset({
 })  # fmt: skip
 
 
-def slim_slice(obj: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a ResourceSlice the checklist reads (``_gpu_slices``): kind, version, name,
-    ``spec.driver``, ``spec.pool``, ``spec.nodeName`` and each device's name and
-    ``driverVersion`` attribute. A 1,000-node fleet's slices are mostly device attributes the
-    checklist never looks at; callers streaming stored slices keep only this. Older served
-    versions are normalized to v1 first (v1beta1 devices hold attributes under ``basic``)."""
-    try:
-        obj = normalize(obj)
-    except UnknownAPIVersion:
-        return obj  # ``_gpu_slices`` skips it, as it would the full object
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    devices = []
-    for d in spec.get("devices") or []:
-        if not isinstance(d, dict):
-            continue
-        attrs = d.get("attributes") if isinstance(d.get("attributes"), dict) else {}
-        keep = {k: v for k, v in attrs.items() if k.rpartition("/")[2] == "driverVersion"}
-        devices.append({"name": d.get("name"), "attributes": keep})
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    return {
-        "apiVersion": obj.get("apiVersion"),
-        "kind": obj.get("kind"),
-        "metadata": {k: meta[k] for k in ("name", "uid") if k in meta},
-        "spec": {**{k: spec[k] for k in ("driver", "pool", "nodeName", "allNodes") if k in spec}, "devices": devices},
-    }
+def _gpu_slices(recs: Records) -> list[ResourceSlice]:
+    return [s for s in recs if isinstance(s, ResourceSlice) and s.driver == GPU_DRIVER]
 
 
-def slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a Pod the checklist reads: name, namespace, uid, labels, ownerReferences,
-    ``spec.nodeName``, ``spec.resourceClaims``, each container's name, image and resources,
-    and ``status.phase``. A pod's volumes, env, probes and statuses are most of its size."""
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
-    out_spec: dict[str, Any] = {k: spec[k] for k in ("nodeName", "resourceClaims") if k in spec}
-    for key in ("initContainers", "containers"):
-        if isinstance(spec.get(key), list):
-            out_spec[key] = [
-                {k: c[k] for k in ("name", "image", "resources") if k in c} if isinstance(c, dict) else c
-                for c in spec[key]
-            ]
-    return {
-        "apiVersion": obj.get("apiVersion"),
-        "kind": obj.get("kind"),
-        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "labels", "ownerReferences") if k in meta},
-        "spec": out_spec,
-        "status": {k: status[k] for k in ("phase",) if k in status},
-    }
-
-
-def slim_object(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj`` cut to what ``evaluate_readiness`` reads (ResourceSlices and Pods, the bulk of a
-    large cluster; other kinds as they are): the result is the same, the memory a fraction."""
-    kind = obj.get("kind")
-    if kind == "ResourceSlice":
-        return slim_slice(obj)
-    if kind == "Pod":
-        return slim_pod(obj)
-    return obj
-
-
-def _gpu_slices(objects: list[dict[str, Any]]) -> list[Any]:
-    out = []
-    for s in _kind(objects, "ResourceSlice"):
-        try:
-            sl = parse_resource_slice(normalize(s))
-        except (ValueError, UnknownAPIVersion):
-            continue
-        if sl.driver == "gpu.nvidia.com":
-            out.append(sl)
-    return out
-
-
-def _pod_uses_gpu(pod: dict[str, Any]) -> bool:
-    spec = pod_spec(pod) or {}
-    if spec.get("resourceClaims"):
+def _pod_uses_gpu(pod: Pod) -> bool:
+    spec = pod.pod_spec
+    if spec.resource_claims:
         return True
-    for c, _ in containers(spec):
-        res = c.get("resources") or {}
-        names = list(res.get("limits") or {}) + list(res.get("requests") or {})
-        if any(is_gpu_resource(n) or n.startswith("deviceclass.resource.kubernetes.io/") for n in names):
-            return True
-    return False
+    return any(
+        is_gpu_resource(n) or n.startswith(DEVICECLASS_RESOURCE_PREFIX)
+        for c in spec.all_containers() for n in (*c.limits, *c.requests)
+    )
 
 
 # --- items -------------------------------------------------------------------------------------
 
 
-def _allocation_path(objects: list[dict[str, Any]], slices: list[Any]) -> _Auto:
-    cps = [str(ObjectRef.of(o)) for o in _kind(objects, "ClusterPolicy")]
-    gcs = [str(ObjectRef.of(o)) for o in _kind(objects, "GPUCluster")]
+def _allocation_path(recs: Records, slices: list[ResourceSlice]) -> _Auto:
+    cps = [str(o.ref) for o in _kind(recs, "ClusterPolicy")]
+    gcs = [str(o.ref) for o in _kind(recs, "GPUCluster")]
     if cps and gcs:
         return _Auto(FAIL, tuple(cps + gcs), "Remove one: a cluster runs the device plugin (ClusterPolicy) or DRA (GPUCluster), never both.")
     if cps or gcs:
         return _Auto(PASS, tuple(cps + gcs), "Document which path this cluster uses.")
-    plugins = [str(ObjectRef.of(d)) for d in _kind(objects, "DaemonSet") if "device-plugin" in _name(d)]
-    dra = [str(ObjectRef.of(d)) for d in _kind(objects, "DaemonSet") if "dra-driver" in _name(d) and "kubelet" in _name(d)]
+    daemonsets = [d for d in recs if isinstance(d, DaemonSet)]
+    plugins = [str(d.ref) for d in daemonsets if "device-plugin" in d.name]
+    dra = [str(d.ref) for d in daemonsets if "dra-driver" in d.name and "kubelet" in d.name]
     # What the nodes show: allocatable nvidia.com/* (device plugin) vs gpu.nvidia.com slices (DRA).
-    plugin_nodes = {
-        _name(n) for n in _kind(objects, "Node")
-        if any(is_gpu_resource(k) and str(v) not in ("0", "") for k, v in (dig(n, "status", "allocatable") or {}).items())
-    }
+    plugin_nodes = {n.name for n in recs if isinstance(n, Node) and _gpu_allocatable(n)}
     dra_nodes = {d.node_name for sl in slices for d in sl.devices if d.node_name}
     both = sorted(plugin_nodes & dra_nodes)
     if both:
@@ -257,55 +196,31 @@ def _allocation_path(objects: list[dict[str, Any]], slices: list[Any]) -> _Auto:
                  "Install GPU Operator with a GPUCluster (DRA) or a ClusterPolicy, or attest the path in use.")
 
 
-def _tag(image: str) -> str | None:
-    """Tag of an image reference, "@digest" for digests, None when untagged (means latest)."""
-    if "@" in image:
-        return "@" + image.split("@", 1)[1]
-    last = image.rsplit("/", 1)[-1]
-    return last.split(":", 1)[1] if ":" in last else None
-
-
-def _spec_images(spec: Any, path: str = "spec") -> Iterable[tuple[str, str | None]]:
-    """(where, tag) for every component block of an operator CR that names an image or
-    version (``repository``/``image``/``version`` as GPU Operator CRs spell them)."""
-    if isinstance(spec, dict):
-        if "image" in spec or "version" in spec:
-            version = spec.get("version")
-            image = spec.get("image")
-            if isinstance(version, str | int | float) and str(version):
-                yield path, str(version)
-            elif isinstance(image, str) and image:
-                yield path, _tag(image)
-        for k, v in spec.items():
-            if isinstance(v, dict | list):
-                yield from _spec_images(v, f"{path}.{k}")
-    elif isinstance(spec, list):
-        for i, v in enumerate(spec):
-            yield from _spec_images(v, f"{path}[{i}]")
-
-
-def _operator_pinned(objects: list[dict[str, Any]]) -> _Auto:
+def _operator_pinned(recs: Records) -> _Auto:
     checked: list[str] = []
     bad: list[str] = []
-    for o in _kind(objects, "ClusterPolicy", "GPUCluster", "NVIDIADriver"):
-        for where, tag in _spec_images(o.get("spec")):
-            line = f"{ObjectRef.of(o)} {where}: {tag or 'no tag'}"
+    for o in recs:
+        if not isinstance(o, OperatorResource):
+            continue
+        for where, tag in o.pins:
+            line = f"{o.ref} {where}: {tag or 'no tag'}"
             checked.append(line)
             if tag is None or tag == "latest":
                 bad.append(line)
     charts: list[str] = []
-    for d in _kind(objects, "Deployment"):
-        labels = _labels(d)
-        if _name(d) != "gpu-operator" and labels.get("app.kubernetes.io/name") != "gpu-operator":
+    for d in recs:
+        if not isinstance(d, Deployment):
             continue
-        chart = labels.get("helm.sh/chart")
+        if d.name != "gpu-operator" and d.labels.get("app.kubernetes.io/name") != "gpu-operator":
+            continue
+        chart = d.labels.get("helm.sh/chart")
         if chart:
-            charts.append(f"{ObjectRef.of(d)} chart {chart}")
-            if str(chart).endswith("-latest"):
-                bad.append(f"{ObjectRef.of(d)} chart {chart}")
-        for c, _ in containers(dig(d, "spec", "template", "spec") or {}):
-            tag = _tag(str(c.get("image", "")))
-            line = f"{ObjectRef.of(d)} image {c.get('image')}"
+            charts.append(f"{d.ref} chart {chart}")
+            if chart.endswith("-latest"):
+                bad.append(f"{d.ref} chart {chart}")
+        for c in d.pod_spec.all_containers():
+            tag = image_tag(c.image or "")
+            line = f"{d.ref} image {c.image}"
             checked.append(line)
             if tag is None or tag == "latest":
                 bad.append(line)
@@ -327,11 +242,11 @@ def _operator_pinned(objects: list[dict[str, Any]]) -> _Auto:
 KUBERNETES_MANAGED_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
 
 
-def _taint_text(t: dict[str, Any]) -> str:
-    return f"{t.get('key')}:{t.get('effect')}"
+def _taint_text(t: Taint) -> str:
+    return f"{t.key}:{t.effect}"
 
 
-def _gpu_nodes_tainted(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]]) -> _Auto:
+def _gpu_nodes_tainted(recs: Records, gpu_nodes: list[Node]) -> _Auto:
     """Pass when every GPU node carries a dedicated NoSchedule/NoExecute taint (``spec.taints``,
     key outside ``KUBERNETES_MANAGED_TAINT_PREFIXES``) and no ordinary pod (no GPU request, not a
     DaemonSet or static pod) runs on one. Evidence names each GPU node lacking a dedicated taint
@@ -341,59 +256,52 @@ def _gpu_nodes_tainted(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, 
     evidence: list[str] = []
     untainted: list[str] = []
     for n in gpu_nodes:
-        raw = dig(n, "spec", "taints")
-        taints = [t for t in raw if isinstance(t, dict)] if isinstance(raw, list) else []
-        keeping = [t for t in taints if t.get("effect") in ("NoSchedule", "NoExecute")]
-        dedicated = [t for t in keeping if not str(t.get("key") or "").startswith(KUBERNETES_MANAGED_TAINT_PREFIXES)]
+        keeping = [t for t in n.taints if t.keeps_off]
+        dedicated = [t for t in keeping if not (t.key or "").startswith(KUBERNETES_MANAGED_TAINT_PREFIXES)]
         managed = [t for t in keeping if t not in dedicated]
         if dedicated:
-            evidence.append(f"Node {_name(n)} tainted {', '.join(_taint_text(t) for t in dedicated)}")
+            evidence.append(f"Node {n.name} tainted {', '.join(_taint_text(t) for t in dedicated)}")
         elif managed:
-            untainted.append(f"Node {_name(n)} has no dedicated NoSchedule/NoExecute taint (only "
+            untainted.append(f"Node {n.name} has no dedicated NoSchedule/NoExecute taint (only "
                              f"{', '.join(_taint_text(t) for t in managed)}, which Kubernetes manages and removes)")
         else:
-            untainted.append(f"Node {_name(n)} has no dedicated NoSchedule/NoExecute taint")
-    names = {_name(n) for n in gpu_nodes}
+            untainted.append(f"Node {n.name} has no dedicated NoSchedule/NoExecute taint")
+    names = {n.name for n in gpu_nodes}
     ordinary = []
-    for p in _kind(objects, "Pod"):
-        node = dig(p, "spec", "nodeName")
-        if node not in names or dig(p, "status", "phase") in ("Succeeded", "Failed"):
+    for p in recs:
+        if not isinstance(p, Pod):
             continue
-        owner = controller_owner(p)
-        if owner is not None and owner.get("kind") in ("DaemonSet", "Node"):
+        node = p.node_name
+        if node not in names or p.terminal:
+            continue
+        owner = p.controller
+        if owner is not None and owner.kind in ("DaemonSet", "Node"):
             continue  # per-node agents and static pods belong on every node
         if not _pod_uses_gpu(p):
-            ordinary.append(f"{ObjectRef.of(p)} on {node}")
+            ordinary.append(f"{p.ref} on {node}")
     if untainted or ordinary:
         lines = untainted + [f"ordinary pod without GPU request: {o}" for o in ordinary]
         return _Auto(FAIL, tuple(lines), "Taint GPU nodes (e.g. nvidia.com/gpu=present:NoSchedule) and give only GPU workloads the toleration.")
     return _Auto(PASS, tuple(evidence), "Keep the taint in the node pool definition.")
 
 
-def _mig_configs_declared(objects: list[dict[str, Any]]) -> set[str] | None:
+def _mig_configs_declared(recs: Records) -> set[str] | None:
     """Names under ``mig-configs`` in any mig-parted ConfigMap; None when there is none."""
-    import yaml  # local: only this check parses ConfigMap payloads
-
     found: set[str] | None = None
-    for cm in _kind(objects, "ConfigMap"):
-        for text in (cm.get("data") or {}).values():
-            if not isinstance(text, str) or "mig-configs" not in text:
-                continue
-            try:
-                doc = yaml.safe_load(text)
-            except yaml.YAMLError:
-                continue
-            if isinstance(doc, dict) and isinstance(doc.get("mig-configs"), dict):
-                found = (found or set()) | {str(k) for k in doc["mig-configs"]}
+    for cm in recs:
+        if isinstance(cm, ConfigMap):
+            names = mig_config_names(cm)
+            if names is not None:
+                found = (found or set()) | names
     return found
 
 
-def _mig_geometry(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]], slice_nodes: set[str]) -> _Auto:
+def _mig_geometry(recs: Records, gpu_nodes: list[Node], slice_nodes: set[str]) -> _Auto:
     """MIG labels live on Node objects (GPU feature discovery): without Node objects, or with
     GPU nodes known only from their ResourceSlices, "no MIG-capable node" cannot be shown."""
-    capable = [n for n in gpu_nodes if _labels(n).get("nvidia.com/mig.capable") == "true" or _labels(n).get("nvidia.com/mig.config")]
+    capable = [n for n in gpu_nodes if n.labels.get("nvidia.com/mig.capable") == "true" or n.labels.get("nvidia.com/mig.config")]
     if not capable:
-        node_names = {_name(n) for n in _kind(objects, "Node")}
+        node_names = {n.name for n in recs if isinstance(n, Node)}
         if not node_names:
             return _Auto(UNKNOWN, ("no Node objects read; cannot see MIG labels",),
                          "Snapshot the Nodes (with their nvidia.com/mig.* labels).")
@@ -403,21 +311,21 @@ def _mig_geometry(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]]
                                    f"cannot see their MIG labels ({', '.join(unseen[:5])}{', ...' if len(unseen) > 5 else ''})",),
                          "Snapshot the Nodes (with their nvidia.com/mig.* labels).")
         return _Auto(PASS, ("no MIG-capable GPU nodes",), "Nothing to declare.")
-    declared = _mig_configs_declared(objects)
+    declared = _mig_configs_declared(recs)
     lines: list[str] = []
     bad: list[str] = []
     for n in capable:
-        labels = _labels(n)
+        labels = n.labels
         config = labels.get("nvidia.com/mig.config")
         state = labels.get("nvidia.com/mig.config.state", "")
         if not config:
-            bad.append(f"Node {_name(n)} is MIG-capable but has no nvidia.com/mig.config label")
+            bad.append(f"Node {n.name} is MIG-capable but has no nvidia.com/mig.config label")
         elif state in ("pending", "failed"):
-            bad.append(f"Node {_name(n)} mig.config={config} stuck in state {state}")
+            bad.append(f"Node {n.name} mig.config={config} stuck in state {state}")
         elif declared is not None and config not in declared:
-            bad.append(f"Node {_name(n)} mig.config={config} is not defined in any mig-parted ConfigMap")
+            bad.append(f"Node {n.name} mig.config={config} is not defined in any mig-parted ConfigMap")
         else:
-            lines.append(f"Node {_name(n)} mig.config={config} state={state or 'unset'}")
+            lines.append(f"Node {n.name} mig.config={config} state={state or 'unset'}")
     if declared is None:
         lines.append("no mig-parted ConfigMap in the snapshot to check the names against")
     if bad:
@@ -425,16 +333,16 @@ def _mig_geometry(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]]
     return _Auto(PASS, tuple(lines), "Keep the label in the node pool definition and the ConfigMap in git.")
 
 
-def _gpu_node_pool(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]]) -> _Auto:
+def _gpu_node_pool(recs: Records, gpu_nodes: list[Node]) -> _Auto:
     if not gpu_nodes:
         return _Auto(UNKNOWN, ("no GPU nodes in the snapshot",), "Snapshot the Nodes.")
-    gpu_names = {_name(n) for n in gpu_nodes}
-    cpu_nodes = [n for n in _kind(objects, "Node") if _name(n) not in gpu_names]
+    gpu_names = {n.name for n in gpu_nodes}
+    cpu_nodes = [n for n in recs if isinstance(n, Node) and n.name not in gpu_names]
     for key in POOL_LABELS:
-        gpu_vals = {_labels(n).get(key) for n in gpu_nodes}
+        gpu_vals = {n.labels.get(key) for n in gpu_nodes}
         if None in gpu_vals:
             continue
-        cpu_vals = {_labels(n).get(key) for n in cpu_nodes} - {None}
+        cpu_vals = {n.labels.get(key) for n in cpu_nodes} - {None}
         shared = gpu_vals & cpu_vals
         if shared:
             return _Auto(FAIL, (f"{key}={', '.join(sorted(map(str, shared)))} holds both GPU and CPU nodes",),
@@ -446,7 +354,7 @@ def _gpu_node_pool(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]
                  "Create a separate GPU node pool (node group, GKE node pool, Karpenter NodePool).")
 
 
-def _dcgm_alerts(objects: list[dict[str, Any]], prometheus_rules: list[Any] | None,
+def _dcgm_alerts(recs: Records, prometheus_rules: list[Any] | None,
                  dcgm_devices_with_metrics: int | None = None) -> _Auto:
     lines: list[str] = []
     running = False
@@ -455,20 +363,18 @@ def _dcgm_alerts(objects: list[dict[str, Any]], prometheus_rules: list[Any] | No
         # even when its DaemonSet/pods were not read (another namespace, no RBAC).
         running = True
         lines.append(f"DCGM samples stored for {dcgm_devices_with_metrics} device(s)")
-    for d in _kind(objects, "DaemonSet"):
-        if "dcgm-exporter" in _name(d):
-            ready = int(dig(d, "status", "numberReady") or 0)
-            lines.append(f"{ObjectRef.of(d)} numberReady={ready}")
-            running = running or ready > 0
-    for p in _kind(objects, "Pod"):
-        if "dcgm-exporter" in _name(p) and dig(p, "status", "phase") == "Running":
+    for d in recs:
+        if isinstance(d, DaemonSet) and "dcgm-exporter" in d.name:
+            lines.append(f"{d.ref} numberReady={d.ready}")
+            running = running or d.ready > 0
+    for p in recs:
+        if isinstance(p, Pod) and "dcgm-exporter" in p.name and p.phase == "Running":
             running = True
-            lines.append(f"{ObjectRef.of(p)} Running")
+            lines.append(f"{p.ref} Running")
     exprs: list[tuple[str, str]] = []
-    for r in _kind(objects, "PrometheusRule"):
-        for g in dig(r, "spec", "groups") or []:
-            for rule in (g or {}).get("rules") or []:
-                exprs.append((str(ObjectRef.of(r)), str((rule or {}).get("expr", ""))))
+    for r in recs:
+        if isinstance(r, PrometheusRule):
+            exprs.extend((str(r.ref), e) for e in r.exprs)
     for rule in prometheus_rules or []:
         # Rules API (/api/v1/rules) entries carry ``query``; PrometheusRule-style dicts ``expr``.
         if isinstance(rule, dict):
@@ -490,10 +396,10 @@ def _dcgm_alerts(objects: list[dict[str, Any]], prometheus_rules: list[Any] | No
     return _Auto(FAIL, tuple(lines), "Run dcgm-exporter on every GPU node and alert on temperature, XID errors and utilization.")
 
 
-def _queueing(objects: list[dict[str, Any]]) -> _Auto:
-    cqs = [str(ObjectRef.of(o)) for o in _kind(objects, "ClusterQueue") if "kueue" in str(o.get("apiVersion", ""))]
-    flavors = [str(ObjectRef.of(o)) for o in _kind(objects, "ResourceFlavor") if "kueue" in str(o.get("apiVersion", ""))]
-    volcano = [str(ObjectRef.of(o)) for o in _kind(objects, "Queue") if "volcano" in str(o.get("apiVersion", ""))]
+def _queueing(recs: Records) -> _Auto:
+    cqs = [str(o.ref) for o in _kind(recs, "ClusterQueue") if "kueue" in o.api_version]
+    flavors = [str(o.ref) for o in _kind(recs, "ResourceFlavor") if "kueue" in o.api_version]
+    volcano = [str(o.ref) for o in _kind(recs, "Queue") if "volcano" in o.api_version]
     if cqs and flavors:
         return _Auto(PASS, tuple(cqs + flavors), "Map DRA device classes in Kueue (deviceClassMappings) before moving jobs to claims.")
     if volcano:
@@ -502,17 +408,16 @@ def _queueing(objects: list[dict[str, Any]]) -> _Auto:
     return _Auto(FAIL, lines, "Configure Kueue ClusterQueues and ResourceFlavors for GPU jobs.")
 
 
-def _evidence(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]], slices: list[Any]) -> _Auto:
+def _evidence(gpu_nodes: list[Node], slices: list[ResourceSlice]) -> _Auto:
     pool_of: dict[str, str] = {}
     for n in gpu_nodes:
-        labels = _labels(n)
-        key = next((k for k in POOL_LABELS if labels.get(k)), None)
-        pool_of[_name(n)] = f"{key}={labels[key]}" if key else "(no pool label)"
+        key = next((k for k in POOL_LABELS if n.labels.get(k)), None)
+        pool_of[n.name] = f"{key}={n.labels[key]}" if key else "(no pool label)"
     drivers: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for n in gpu_nodes:
-        v = _labels(n).get(DRIVER_LABEL)
+        v = n.labels.get(DRIVER_LABEL)
         if v:
-            drivers[pool_of[_name(n)]][str(v)].add(_name(n))
+            drivers[pool_of[n.name]][v].add(n.name)
     for sl in slices:
         for d in sl.devices:
             if d.driver_version and d.node_name:
@@ -531,9 +436,9 @@ def _evidence(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]], sl
         else:
             lines.append(f"{pool}: driver {sorted(versions)[0]} on {len(set().union(*versions.values()))} node(s)")
     for n in gpu_nodes:
-        cfg = _labels(n).get("nvidia.com/mig.config")
+        cfg = n.labels.get("nvidia.com/mig.config")
         if cfg:
-            lines.append(f"Node {_name(n)} MIG profile set {cfg}")
+            lines.append(f"Node {n.name} MIG profile set {cfg}")
     if bad:
         return _Auto(FAIL, tuple(lines), "Upgrade the pool to one driver version before recording evidence.")
     return _Auto(UNKNOWN, tuple(lines), "Attest the change commit and the node-replacement runbook (evidence URL).")
@@ -543,7 +448,7 @@ def _evidence(objects: list[dict[str, Any]], gpu_nodes: list[dict[str, Any]], sl
 
 
 def evaluate_readiness(
-    objects: list[dict[str, Any]],
+    objects: Iterable[dict[str, Any] | KubeRecord],
     now: datetime,
     attestations: Iterable[Attestation] = (),
     prometheus_rules: list[Any] | None = None,
@@ -551,7 +456,8 @@ def evaluate_readiness(
 ) -> Readiness:
     """Evaluate the eight checklist items.
 
-    ``objects``: raw cluster objects. ``now``: aware datetime for attestation expiry.
+    ``objects``: raw cluster objects (parsed here through ``inventory.records``; slices that
+    cannot be parsed are skipped), or records. ``now``: aware datetime for attestation expiry.
     ``attestations``: statements for what the cluster cannot show; the newest valid one per
     item counts. ``prometheus_rules``: rules from the Prometheus rules API (dicts with
     ``query``/``expr``, or expression strings), read in addition to PrometheusRule objects.
@@ -563,18 +469,19 @@ def evaluate_readiness(
     ``objects`` without ``kind`` (e.g. the empty raw of a node known only from its slices)
     are ignored.
     """
-    slices = _gpu_slices(objects)  # parsed once: three items read them
+    recs = list(records.as_records(objects, [], skip_unknown_versions=True))
+    slices = _gpu_slices(recs)
     slice_nodes = {d.node_name for sl in slices for d in sl.devices if d.node_name}
-    gpu_nodes = [n for n in _kind(objects, "Node") if _is_gpu_node(n, slice_nodes)]
+    gpu_nodes = [n for n in recs if isinstance(n, Node) and _is_gpu_node(n, slice_nodes)]
     auto = {
-        "allocation_path": _allocation_path(objects, slices),
-        "operator_pinned": _operator_pinned(objects),
-        "gpu_nodes_tainted": _gpu_nodes_tainted(objects, gpu_nodes),
-        "mig_geometry_declared": _mig_geometry(objects, gpu_nodes, slice_nodes),
-        "gpu_node_pool": _gpu_node_pool(objects, gpu_nodes),
-        "dcgm_alerts": _dcgm_alerts(objects, prometheus_rules, dcgm_devices_with_metrics),
-        "queueing": _queueing(objects),
-        "evidence": _evidence(objects, gpu_nodes, slices),
+        "allocation_path": _allocation_path(recs, slices),
+        "operator_pinned": _operator_pinned(recs),
+        "gpu_nodes_tainted": _gpu_nodes_tainted(recs, gpu_nodes),
+        "mig_geometry_declared": _mig_geometry(recs, gpu_nodes, slice_nodes),
+        "gpu_node_pool": _gpu_node_pool(recs, gpu_nodes),
+        "dcgm_alerts": _dcgm_alerts(recs, prometheus_rules, dcgm_devices_with_metrics),
+        "queueing": _queueing(recs),
+        "evidence": _evidence(gpu_nodes, slices),
     }
     valid: dict[str, Attestation] = {}
     expired: dict[str, list[Attestation]] = defaultdict(list)

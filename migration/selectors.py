@@ -13,14 +13,16 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from inventory.normalize import UnknownAPIVersion, normalize
-from inventory.parse import parse_resource_slice
-from migration.workloads import PRODUCT_LABEL, dig
+from inventory import records
+from inventory.kube import GPU_CLASS, GPU_DRIVER, GPU_MEMORY_LABEL, PRODUCT_LABEL
+from inventory.records import KubeRecord, Node, ResourceSlice
 
-GPU_CLASS = "gpu.nvidia.com"
+__all__ = ["GIB", "GPU_CLASS", "MIB", "GpuModel", "SelectorProposal", "gpu_models", "memory_threshold_gib",
+           "selector_for", "selector_options"]
 GIB = 2**30
 MIB = 2**20
 _SAFE_PRODUCT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,99}$")
@@ -58,31 +60,28 @@ class SelectorProposal:
     reason: str
 
 
-def gpu_models(objects: list[dict[str, Any]]) -> list[GpuModel]:
-    """GPU models from Node labels and ResourceSlice devices (type ``gpu``), by label form."""
+def gpu_models(objects: Iterable[KubeRecord | dict[str, Any]]) -> list[GpuModel]:
+    """GPU models from Node labels and ResourceSlice devices (type ``gpu``), by label form.
+    ``objects``: records (raw objects are parsed here; slices that cannot be are skipped)."""
     mem: dict[str, int | None] = {}
     names: dict[str, str | None] = {}
     nodes: dict[str, set[str]] = defaultdict(set)
-    for n in objects:
-        if n.get("kind") != "Node":
+    recs = list(records.as_records(objects, [], skip_unknown_versions=True))
+    for n in recs:
+        if not isinstance(n, Node):
             continue
-        labels = dig(n, "metadata", "labels") or {}
-        product = labels.get(PRODUCT_LABEL)
-        if not isinstance(product, str) or not product:
+        product = n.labels.get(PRODUCT_LABEL)
+        if not product:
             continue
-        mib = str(labels.get("nvidia.com/gpu.memory", ""))
+        mib = n.labels.get(GPU_MEMORY_LABEL, "")
         mem.setdefault(product, int(mib) * MIB if mib.isdigit() else None)
         names.setdefault(product, None)
-        nodes[product].add(str(dig(n, "metadata", "name")))
-    for s in objects:
-        if s.get("kind") != "ResourceSlice":
-            continue
-        try:
-            sl = parse_resource_slice(normalize(s))
-        except (ValueError, UnknownAPIVersion):
+        nodes[product].add(n.name)
+    for sl in recs:
+        if not isinstance(sl, ResourceSlice):
             continue
         for d in sl.devices:
-            if d.driver != GPU_CLASS or d.type != "gpu" or not d.product_name:
+            if d.driver != GPU_DRIVER or d.type != "gpu" or not d.product_name:
                 continue
             product = d.product_name.replace(" ", "-")
             names[product] = d.product_name
@@ -111,7 +110,7 @@ def memory_threshold_gib(lower: int, upper: int) -> int | None:
 
 
 def _memory_expr(gib: int, op: str) -> str:
-    return f"device.capacity['{GPU_CLASS}'].memory.compareTo(quantity('{gib}Gi')) {op} 0"
+    return f"device.capacity['{GPU_DRIVER}'].memory.compareTo(quantity('{gib}Gi')) {op} 0"
 
 
 def _product_name(model: GpuModel) -> str | None:
@@ -144,7 +143,7 @@ def selector_for(chosen: list[GpuModel], models: list[GpuModel]) -> tuple[str, s
     names = [_product_name(m) for m in chosen]
     if not all(names):
         return None
-    attr = f"device.attributes['{GPU_CLASS}'].productName"
+    attr = f"device.attributes['{GPU_DRIVER}'].productName"
     if len(names) == 1:
         return f"{attr} == '{names[0]}'", "productName"
     return f"{attr} in [{', '.join(repr(n) for n in names)}]", "productName"

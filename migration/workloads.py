@@ -1,9 +1,9 @@
 """Find the workloads that ask the NVIDIA device plugin for GPUs.
 
-Pure: no Django. Input is raw Kubernetes objects (dicts as ``inventory.snapshot.load_path``
-returns them). A workload is a Deployment, StatefulSet, DaemonSet, Job, CronJob or a bare Pod
-(a Pod with no controller ownerReference); objects owned by another scanned controller (a Job
-created by a CronJob) are counted once, through their owner.
+Pure: no Django. Input is parsed records (``inventory.records``; raw objects are parsed
+through that layer first). A workload is a Deployment, StatefulSet, DaemonSet, Job, CronJob
+or a bare Pod (a Pod with no controller ownerReference); objects owned by another scanned
+controller (a Job created by a CronJob) are counted once, through their owner.
 
 A GPU request is a container (or initContainer) resource named ``nvidia.com/gpu`` (whole GPU,
 or a MIG slice under ``mig.strategy: single``) or ``nvidia.com/mig-<profile>`` (device plugin
@@ -14,23 +14,27 @@ or a MIG slice under ``mig.strategy: single``) or ``nvidia.com/mig-<profile>`` (
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-GPU_RESOURCE = "nvidia.com/gpu"
-MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
-PRODUCT_LABEL = "nvidia.com/gpu.product"
+from inventory import records
+from inventory.kube import (
+    DEVICECLASS_RESOURCE_PREFIX,
+    GPU_RESOURCE,
+    MIG_RESOURCE_PREFIX,
+    PRODUCT_LABEL,
+    ObjectRef,
+    is_gpu_resource,
+)
+from inventory.records import Container, KubeRecord, Pod, PodController, PodSpec
 
-# Kind -> path of keys from the object to the pod spec.
-POD_SPEC_PATHS: dict[str, tuple[str, ...]] = {
-    "Deployment": ("spec", "template", "spec"),
-    "StatefulSet": ("spec", "template", "spec"),
-    "DaemonSet": ("spec", "template", "spec"),
-    "Job": ("spec", "template", "spec"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
-    "Pod": ("spec",),
-}
+__all__ = [
+    "GPU_RESOURCE", "MIG_RESOURCE_PREFIX", "PRODUCT_LABEL", "WORKLOAD_API_VERSIONS", "WORKLOAD_KINDS", "GpuRequest",
+    "ObjectRef", "Workload", "container_gpu_requests", "is_gpu_resource", "is_top_level", "mig_profile",
+    "orphan_gpu_pods", "pod_spec_of", "scan_workload", "scan_workloads",
+]  # fmt: skip
+
 WORKLOAD_API_VERSIONS = {
     "Deployment": "apps/v1",
     "StatefulSet": "apps/v1",
@@ -39,28 +43,12 @@ WORKLOAD_API_VERSIONS = {
     "CronJob": "batch/v1",
     "Pod": "v1",
 }
+WORKLOAD_KINDS = frozenset(WORKLOAD_API_VERSIONS)
 
 # MIG profile names as NVML prints them (1g.18gb, 1g.18gb+me, 1g.24gb+gfx, 7g.141gb); the
 # device plugin turns '+' into '.' or '-' in resource names. Fixed pattern, never built from
 # cluster text; it also guarantees the profile is safe inside a quoted CEL string literal.
 _MIG_PROFILE = re.compile(r"^[1-9][0-9]?g\.[0-9]{1,4}gb(?:[.+-][a-z][a-z.]{0,15})?$")
-
-
-@dataclass(frozen=True)
-class ObjectRef:
-    """Which object a fact comes from: kind, namespace ("" when cluster-scoped), name."""
-
-    kind: str
-    namespace: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
-
-    @classmethod
-    def of(cls, obj: dict[str, Any]) -> ObjectRef:
-        meta = obj.get("metadata") or {}
-        return cls(str(obj.get("kind", "")), str(meta.get("namespace") or ""), str(meta.get("name") or ""))
 
 
 @dataclass(frozen=True)
@@ -123,38 +111,11 @@ class Workload:
         return bool(self.claim_names) or bool(self.stopgap_resources)
 
 
-def dig(obj: Any, *path: str) -> Any:
-    """Follow dict keys; None as soon as a step is missing or not a dict."""
-    cur = obj
-    for key in path:
-        if not isinstance(cur, dict):
-            return None
-        cur = cur.get(key)
-    return cur
-
-
-def pod_spec(obj: dict[str, Any]) -> dict[str, Any] | None:
-    """The pod spec inside a scanned workload kind, or None for other kinds or bad shapes."""
-    path = POD_SPEC_PATHS.get(str(obj.get("kind")))
-    if path is None:
-        return None
-    spec = dig(obj, *path)
-    return spec if isinstance(spec, dict) else None
-
-
-def controller_owner(obj: dict[str, Any]) -> dict[str, Any] | None:
-    for ref in dig(obj, "metadata", "ownerReferences") or []:
-        if isinstance(ref, dict) and ref.get("controller") is True:
-            return ref
+def pod_spec_of(record: KubeRecord) -> PodSpec | None:
+    """The pod spec of a scanned workload kind (a Pod's own, a controller's template), or None."""
+    if isinstance(record, Pod | PodController) and record.kind in WORKLOAD_KINDS:
+        return record.pod_spec
     return None
-
-
-def containers(spec: dict[str, Any]) -> Iterator[tuple[dict[str, Any], bool]]:
-    """(container, is_init) for every container and initContainer of a pod spec."""
-    for key, init in (("initContainers", True), ("containers", False)):
-        for c in spec.get(key) or []:
-            if isinstance(c, dict):
-                yield c, init
 
 
 def _count(value: Any) -> int | None:
@@ -176,14 +137,13 @@ def mig_profile(resource: str) -> str | None:
     return profile if _MIG_PROFILE.match(profile) else None
 
 
-def container_gpu_requests(c: dict[str, Any], init: bool) -> list[GpuRequest]:
-    res = c.get("resources") or {}
-    limits = res.get("limits") or {}
-    reqs = res.get("requests") or {}
-    names = [k for k in list(limits) + [k for k in reqs if k not in limits] if is_gpu_resource(k)]
+def container_gpu_requests(c: Container) -> list[GpuRequest]:
+    """The device-plugin GPU requests of one container (limit, else request, per resource)."""
     out: list[GpuRequest] = []
-    for name in names:
-        raw = limits.get(name, reqs.get(name))
+    for name in c.resource_names:
+        if not is_gpu_resource(name):
+            continue
+        raw = c.limits.get(name, c.requests.get(name))
         count = _count(raw)
         error = None
         profile = None
@@ -196,120 +156,111 @@ def container_gpu_requests(c: dict[str, Any], init: bool) -> list[GpuRequest]:
                 error = f"{name}: not a MIG profile name this planner recognises"
         if count == 0 and error is None:
             continue
-        out.append(GpuRequest(str(c.get("name", "")), init, name, count, profile, error))
+        out.append(GpuRequest(c.name, c.init, name, count, profile, error))
     return out
 
 
-def is_gpu_resource(name: str) -> bool:
-    return name == GPU_RESOURCE or name.startswith(MIG_RESOURCE_PREFIX)
-
-
-def _pinned_products(spec: dict[str, Any]) -> tuple[str, ...]:
+def _pinned_products(spec: PodSpec) -> tuple[str, ...]:
     values: list[str] = []
-    sel = spec.get("nodeSelector") or {}
-    if isinstance(sel, dict) and isinstance(sel.get(PRODUCT_LABEL), str):
-        values.append(sel[PRODUCT_LABEL])
-    terms = dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-    for term in terms or []:
-        for expr in (term or {}).get("matchExpressions") or []:
-            if expr.get("key") == PRODUCT_LABEL and expr.get("operator") == "In":
-                values.extend(str(v) for v in expr.get("values") or [])
+    if PRODUCT_LABEL in spec.node_selector:
+        values.append(spec.node_selector[PRODUCT_LABEL])
+    for term in spec.required_node_terms:
+        for expr in term.match_expressions:
+            if expr.key == PRODUCT_LABEL and expr.operator == "In":
+                values.extend(expr.values)
     return tuple(dict.fromkeys(values))
 
 
-def scan_workload(obj: dict[str, Any]) -> Workload | None:
-    """The GPU view of one workload object, or None when it has no GPU request or claim."""
-    spec = pod_spec(obj)
-    if spec is None:
+def _record(obj: KubeRecord | dict[str, Any]) -> KubeRecord | None:
+    return obj if isinstance(obj, KubeRecord) else records.parse_object(obj)
+
+
+def scan_workload(obj: KubeRecord | dict[str, Any]) -> Workload | None:
+    """The GPU view of one workload (a record, or a raw object parsed here), or None when it
+    has no GPU request or claim."""
+    rec = _record(obj)
+    spec = pod_spec_of(rec) if rec is not None else None
+    if rec is None or spec is None:
         return None
     requests: list[GpuRequest] = []
     stopgap: list[str] = []
-    for c, init in containers(spec):
-        requests.extend(container_gpu_requests(c, init))
-        for key in (dig(c, "resources", "limits") or {}):
-            if str(key).startswith("deviceclass.resource.kubernetes.io/"):
-                stopgap.append(str(key))
-    claims = tuple(str(rc.get("name")) for rc in spec.get("resourceClaims") or [] if isinstance(rc, dict))
+    for c in spec.all_containers():
+        requests.extend(container_gpu_requests(c))
+        stopgap.extend(k for k in c.limits if k.startswith(DEVICECLASS_RESOURCE_PREFIX))
+    claims = tuple(rc.name for rc in spec.resource_claims)
     if not requests and not claims and not stopgap:
         return None
-    owner = controller_owner(obj)
+    owner = rec.controller
     return Workload(
-        ref=ObjectRef.of(obj),
-        uid=str(dig(obj, "metadata", "uid") or ""),
+        ref=rec.ref,
+        uid=rec.uid,
         requests=tuple(requests),
         claim_names=claims,
         stopgap_resources=tuple(dict.fromkeys(stopgap)),
-        priority_class_name=spec.get("priorityClassName") or None,
+        priority_class_name=spec.priority_class_name,
         pinned_products=_pinned_products(spec),
-        owner=f"{owner.get('kind')}/{owner.get('name')}" if owner else None,
-        node_name=spec.get("nodeName") or None,
+        owner=f"{owner.kind}/{owner.name}" if owner else None,
+        node_name=spec.node_name,
     )
 
 
-def is_top_level(obj: dict[str, Any]) -> bool:
+def is_top_level(rec: KubeRecord) -> bool:
     """True for objects a person edits: bare Pods, and controllers not owned by another
     scanned controller (a CronJob's Jobs and a Deployment's Pods are reached via the owner).
 
     Controllers owned by something else (an InferenceService's Deployment) stay top level;
     the plan notes the owner, since editing them directly would be undone by the owner.
     """
-    kind = obj.get("kind")
-    if kind not in POD_SPEC_PATHS:
+    if rec.kind not in WORKLOAD_KINDS:
         return False
-    owner = controller_owner(obj)
+    owner = rec.controller
     if owner is None:
         return True
-    if kind == "Pod":
+    if rec.kind == "Pod":
         # Pods with any controller (ReplicaSet, Job, DaemonSet, Node for static pods) are not bare.
         return False
-    return owner.get("kind") not in POD_SPEC_PATHS
+    return owner.kind not in WORKLOAD_KINDS
 
 
-def scan_workloads(objects: list[dict[str, Any]]) -> list[Workload]:
-    """Every top-level workload with GPU requests or claims, in input order."""
+def scan_workloads(objects: Iterable[KubeRecord | dict[str, Any]]) -> list[Workload]:
+    """Every top-level workload with GPU requests or claims, in input order (records, or raw
+    objects parsed here)."""
     out = []
-    for obj in objects:
-        if is_top_level(obj):
-            w = scan_workload(obj)
+    for rec in records.as_records(objects, [], skip_unknown_versions=True):
+        if is_top_level(rec):
+            w = scan_workload(rec)
             if w is not None:
                 out.append(w)
     return out
 
 
-def orphan_gpu_pods(objects: list[dict[str, Any]]) -> list[Workload]:
+def orphan_gpu_pods(objects: Iterable[KubeRecord | dict[str, Any]]) -> list[Workload]:
     """GPU pods (device plugin or claims) whose controller is not among the objects, one per
     controller (e.g. a snapshot of pods only).
 
     Their owner (ReplicaSet of a Deployment, Job) is what must be translated, so the plan
     reports them instead of translating the pod, and counts them once in the steps.
+    ``objects``: records (raw objects are parsed here); any kind counts as a present owner.
     """
+    recs = list(records.as_records(objects, [], skip_unknown_versions=True, keep_unknown=True))
     seen: set[tuple[str, str, str]] = set()
-    present = {
-        (str(dig(o, "metadata", "namespace") or ""), str(o.get("kind")), str(dig(o, "metadata", "name")))
-        for o in objects
-    }
-    owned_by_rs = {
-        (str(dig(o, "metadata", "namespace") or ""), str(dig(o, "metadata", "name")))
-        for o in objects
-        if o.get("kind") == "Deployment"
-    }
+    present = {(r.namespace or "", r.kind, r.name) for r in recs}
+    deployments = {(r.namespace or "", r.name) for r in recs if r.kind == "Deployment"}
     out = []
-    for obj in objects:
-        if obj.get("kind") != "Pod":
+    for rec in recs:
+        if rec.kind != "Pod":
             continue
-        owner = controller_owner(obj)
-        if owner is None or owner.get("kind") in ("Node", "DaemonSet"):
+        owner = rec.controller
+        if owner is None or owner.kind in ("Node", "DaemonSet"):
             continue
-        ns = str(dig(obj, "metadata", "namespace") or "")
-        if (ns, str(owner.get("kind")), str(owner.get("name"))) in present:
+        ns = rec.namespace or ""
+        key = (ns, owner.kind, owner.name)
+        if key in present:
             continue
-        if owner.get("kind") == "ReplicaSet":
-            # ReplicaSets are named <deployment>-<pod-template-hash>; the Deployment may be present.
-            deploy = str(owner.get("name", "")).rsplit("-", 1)[0]
-            if (ns, deploy) in owned_by_rs:
-                continue
-        key = (ns, str(owner.get("kind")), str(owner.get("name")))
-        w = scan_workload(obj)
+        if owner.kind == "ReplicaSet" and (ns, owner.name.rsplit("-", 1)[0]) in deployments:
+            # ReplicaSets are named <deployment>-<pod-template-hash>; the Deployment is present.
+            continue
+        w = scan_workload(rec)
         if w is not None and key not in seen:
             seen.add(key)
             out.append(w)

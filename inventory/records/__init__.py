@@ -170,12 +170,15 @@ def parse_object(obj: Any) -> KubeRecord | None:
 
 
 def as_records(
-    objects: Iterable[Any], errors: list[str] | None = None, *, skip_unknown_versions: bool = False
+    objects: Iterable[Any], errors: list[str] | None = None, *, skip_unknown_versions: bool = False,
+    keep_unknown: bool = False,
 ) -> Iterator[KubeRecord]:
     """Records of ``objects`` (raw objects or records, mixed), in order. Raw objects of kinds
-    the product does not read are left out; one that cannot be parsed (``ValueError``) is left
-    out and described in ``errors`` when given, else raises. ``UnknownAPIVersion`` raises
-    unless ``skip_unknown_versions`` (then it is an error like the others)."""
+    the product does not read are left out, or with ``keep_unknown`` given as their identity
+    (``parse_identity``: e.g. a ReplicaSet that owns a pod); one that cannot be parsed
+    (``ValueError``) is left out and described in ``errors`` when given, else raises.
+    ``UnknownAPIVersion`` raises unless ``skip_unknown_versions`` (then it is an error like
+    the others)."""
     for obj in objects:
         if isinstance(obj, KubeRecord):
             yield obj
@@ -196,6 +199,8 @@ def as_records(
             continue
         if rec is not None:
             yield rec
+        elif keep_unknown and isinstance(obj, dict) and obj.get("kind") and obj.get("kind") not in PARSERS and isinstance(obj.get("metadata"), dict):
+            yield parse_identity(obj)
 
 
 def parse_json(text: str | bytes) -> KubeRecord | None:
@@ -206,9 +211,10 @@ def parse_json(text: str | bytes) -> KubeRecord | None:
     return parse_object(jsonlist.decode(text))
 
 
-def parse_identity(obj: dict[str, Any], namespaced: bool = True) -> KubeRecord:
+def parse_identity(obj: dict[str, Any], namespaced: bool | None = None) -> KubeRecord:
     """Only the identity and metadata of a raw object of any kind (``KubeRecord``); never
-    raises. For what needs no more (a generic stored object's row)."""
+    raises. For what needs no more (a generic stored object's row, an owner that is present).
+    ``namespaced``: the kind's scope; None (unknown) keeps the namespace as written."""
     return KubeRecord(**meta_fields(obj if isinstance(obj, dict) else {}, namespaced))
 
 

@@ -235,13 +235,15 @@ class KubeRecord:
         return next((o for o in self.owners if o.controller), None)
 
 
-def meta_fields(obj: dict[str, Any], namespaced: bool) -> dict[str, Any]:
-    """The ``KubeRecord`` fields of a raw object, as keyword arguments."""
+def meta_fields(obj: dict[str, Any], namespaced: bool | None) -> dict[str, Any]:
+    """The ``KubeRecord`` fields of a raw object, as keyword arguments. ``namespaced``: the
+    kind's scope (None: unknown, the namespace as written)."""
     meta = as_map(obj.get("metadata"))
     kind = str(obj.get("kind") or "")
     name = str(meta.get("name") or "")
     ns = meta.get("namespace")
-    namespace = (ns if isinstance(ns, str) and ns else "default") if namespaced else None
+    written = ns if isinstance(ns, str) and ns else None
+    namespace = (written or "default") if namespaced else written if namespaced is None else None
     uid = meta.get("uid")
     owners = meta.get("ownerReferences")
     return {

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from migration_fixtures import device_plugin_cluster, load
 
+from migration.generate import containers, pod_spec
 from migration.planner import plan_migration
-from migration.workloads import containers, pod_spec
 
 
 def _plan_for(name, objects=None):

@@ -25,9 +25,7 @@ def _dt(value: str | None) -> datetime | None:
     return parse_time(value)
 
 
-def meta(obj: dict[str, Any]) -> dict[str, Any]:
-    """The raw ``metadata`` map (empty when missing): the sync's own bookkeeping of identities."""
-    return records.as_map(obj.get("metadata"))
+meta = records.raw_metadata  # the sync's own bookkeeping of identities (``reconcile``)
 
 
 def base_fields(r: records.KubeRecord, obj: dict[str, Any], text: str | None) -> dict[str, Any]:

@@ -211,6 +211,12 @@ def parse_json(text: str | bytes) -> KubeRecord | None:
     return parse_object(jsonlist.decode(text))
 
 
+def raw_metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    """A raw object's ``metadata`` map as it is (empty when missing): for the sync's own
+    bookkeeping of identities and resourceVersions before anything is parsed."""
+    return as_map(obj.get("metadata")) if isinstance(obj, dict) else {}
+
+
 def parse_identity(obj: dict[str, Any], namespaced: bool | None = None) -> KubeRecord:
     """Only the identity and metadata of a raw object of any kind (``KubeRecord``); never
     raises. For what needs no more (a generic stored object's row, an owner that is present).
@@ -284,5 +290,6 @@ __all__ = [
     "parse_quantity",
     "parse_resource_claim",
     "parse_resource_slice",
+    "raw_metadata",
     "request_summary",
 ]

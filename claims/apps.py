@@ -20,7 +20,8 @@ class ClaimsConfig(AppConfig):
         failure is raised to it (it rolls this hook back and reports it on the run)."""
         from claims.store import sync_diagnosis
 
-        sync_diagnosis(cluster, getattr(read, "prom", None) or {})
+        model = getattr(read, "model", None)
+        sync_diagnosis(cluster, getattr(read, "prom", None) or {}, model=model() if model is not None else None)
 
     def ready(self) -> None:
         from inventory.metrics import register_collector

@@ -23,7 +23,6 @@ import hashlib
 import json
 import logging
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -35,10 +34,10 @@ from django.utils import timezone
 from claims.diagnosis import ClusterState, Thresholds, diagnose
 from claims.diagnosis.findings import Finding as Diagnosis
 from claims.diagnosis.state import parse_time
-from inventory import jsonlist
-from inventory.exports import iter_cluster_texts
+from inventory.exports import load_model
+from inventory.model import ClusterModel
 from inventory.models import TYPED_MODELS, ClaimState, Cluster, KubeObject, ResourceClaim, SourceKind
-from inventory.snapshot import newest_timestamp, newest_timestamp_in_text
+from inventory.snapshot import newest_timestamp
 
 from .models import SEVERITY_RANK, ClaimStateSeen, ClaimTransition, Finding, TransitionField
 
@@ -85,27 +84,18 @@ def _clock(cluster: Cluster, newest: str | None) -> datetime:
     return timezone.now()
 
 
-def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None,
-                     now: datetime | None = None) -> tuple[list[Diagnosis], datetime]:
-    """Diagnose the stored objects of ``cluster`` (plus DCGM scrapes ``prom``, file -> text).
+def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: datetime | None = None,
+                     model: ClusterModel | None = None) -> tuple[list[Diagnosis], datetime]:
+    """Diagnose ``cluster`` (plus DCGM scrapes ``prom``, file -> text) from its cluster model:
+    the one the sync keeps current (``model``), else read from the stored objects.
 
-    Returns the findings (engine order) and the ``now`` used (``diagnosis_now`` unless given).
+    Returns the findings (engine order) and the ``now`` used: given, else the clock for a
+    live cluster and the newest timestamp of a snapshot.
     """
-    newest: list[str] = []
-    snapshot = cluster.source_kind == SourceKind.SNAPSHOT
-
-    def watched(texts: Iterator[str]) -> Iterator[dict[str, Any]]:
-        # The state keeps parsed records, not the raw objects: read them once, in chunks, as
-        # text (decoded with msgspec), and for a snapshot note the newest timestamp on the way.
-        for text in texts:
-            if snapshot:
-                stamp = newest_timestamp_in_text(text, newest[0] if newest else None)
-                if stamp is not None:
-                    newest[:] = [stamp]
-            yield jsonlist.decode(text)
-
-    state = ClusterState.from_objects(watched(iter_cluster_texts(cluster)), prom or {})
-    when = now or _clock(cluster, newest[0] if newest else None)
+    if model is None:
+        model = load_model(cluster)
+    state = ClusterState.from_records(model.all(), prom or {})
+    when = now or _clock(cluster, model.newest_timestamp())
     return diagnose(state, when, thresholds()), when
 
 
@@ -331,9 +321,10 @@ def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime)
     return counts
 
 
-def sync_diagnosis(cluster: Cluster, prom: dict[str, str] | None = None) -> RecordCounts:
-    """Diagnose ``cluster`` from its stored objects and record the result (the sync hook)."""
-    findings, now = diagnose_cluster(cluster, prom)
+def sync_diagnosis(cluster: Cluster, prom: dict[str, str] | None = None,
+                   model: ClusterModel | None = None) -> RecordCounts:
+    """Diagnose ``cluster`` and record the result (the sync hook passes its cluster model)."""
+    findings, now = diagnose_cluster(cluster, prom, model=model)
     counts = record_diagnosis(cluster, findings, now)
     log.info("diagnosis of %s at %s: %s", cluster.name, now.isoformat(), counts.as_dict())
     return counts

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator
 from typing import Any
 
+from .model import ClusterModel
 from .models import TYPED_MODELS, Cluster, Device, KubeObject, Node
 
 
@@ -56,6 +57,43 @@ def iter_cluster_texts(cluster: Cluster, kinds: Collection[str] | None = None) -
     if kinds is not None:
         others = others.filter(kind__in=sorted(set(kinds) - set(TYPED_MODELS)))
     yield from others.values_list(as_text, flat=True).iterator(chunk_size=500)
+
+
+def load_model(cluster: Cluster) -> ClusterModel:
+    """The cluster model of ``cluster`` from its stored objects: each raw object read once,
+    in chunks, and parsed once (``records.parse_json``); for a snapshot cluster each object's
+    newest timestamp too. What a worker does when it holds no current model of the cluster
+    (a fresh process, or another process synced it since)."""
+    from django.db.models import TextField
+    from django.db.models.functions import Cast
+
+    from . import jsonlist, records
+    from .models import SourceKind
+    from .snapshot import newest_timestamp_in_text
+
+    model = ClusterModel()
+    stamps = cluster.source_kind == SourceKind.SNAPSHOT
+    as_text = Cast("raw", output_field=TextField())
+    tables = [(m.objects.filter(cluster=cluster), 50 if k == "ResourceSlice" else 500) for k, m in TYPED_MODELS.items()]
+    tables.append((KubeObject.objects.filter(cluster=cluster, kind__in=sorted(records.PARSERS)), 500))
+    for qs, chunk in tables:
+        for uid, text in qs.values_list("uid", as_text).iterator(chunk_size=chunk):
+            try:
+                record = records.parse_json(text)
+            except (ValueError, jsonlist.JSONError):  # stored, so it parsed once; an older shape
+                continue
+            if record is not None:
+                model.put(uid, record, newest_timestamp_in_text(text) if stamps else None)
+    return model
+
+
+def stored_object_count(cluster: Cluster) -> int:
+    """How many stored objects of ``cluster`` have a record (what a complete model holds)."""
+    from . import records
+
+    n = sum(m.objects.filter(cluster=cluster).count() for k, m in TYPED_MODELS.items() if k != "Node")
+    n += Node.objects.filter(cluster=cluster, from_slices=False).count()
+    return n + KubeObject.objects.filter(cluster=cluster, kind__in=sorted(records.PARSERS)).count()
 
 
 def cluster_objects(name: str) -> tuple[list[dict[str, Any]], dict[str, str]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from . import cel, jsonlist, parse, rows
+from . import cel, jsonlist, parse, records, rows
 from .bulk import STORE_ERRORS, DeferredInserts, delete_pks, next_ids, save_rows, update_rows
 from .changes import ChangeSet
 from .kinds import BY_KIND
@@ -35,9 +35,11 @@ from .models import (
     Reservation,
     ResourceClaim,
     ResourceSlice,
+    SourceKind,
 )
 from .normalize import UnknownAPIVersion, normalize
 from .readitem import ReadItem
+from .snapshot import newest_timestamp, newest_timestamp_in_text
 from .sources import ReadResult
 
 BULK = 1000
@@ -84,8 +86,9 @@ class _KindState:
         return self.existing
 
 
-# (object, its exact JSON text or None, identity) of one object to write.
-Item = tuple[dict[str, Any], "str | None", str]
+# (object, its exact JSON text or None, identity, its record or None for a kind the product
+# keeps but does not read) of one object to write.
+Item = tuple[dict[str, Any], "str | None", str, Any]
 # Flush a kind's buffer at this many objects or this much text: bounds the memory a sync holds
 # (a 1,000-node fleet's slices are ~20 KiB of JSON each, five times that as Python objects).
 FLUSH_OBJECTS = 500
@@ -108,6 +111,10 @@ class Reconcile:
         self.had_devices: bool | None = None  # the cluster held devices when the sync began
         self.pools_written: set[tuple[str, str]] = set()  # (driver, pool) of devices written
         self.errors: list[str] = []
+        # (uid, record, newest timestamp) of every object decoded: what the cluster model
+        # takes from this read (``inventory.model``); timestamps only for snapshots.
+        self.decoded: list[tuple[str, Any, str | None]] = []
+        self.stamps = cluster.source_kind == SourceKind.SNAPSHOT
         self.changes = ChangeSet()  # uids created / updated / deleted per kind, as written
         # (driver, pool) -> problems confined to that pool: they keep its slices from being
         # deleted, not the rest of the cluster's objects.
@@ -149,10 +156,23 @@ class Reconcile:
         if problem:
             self.errors.append(problem)
             return
+        try:  # the one parse of this object: its rows and the analyses use the record
+            record = records.parse_object(obj)
+        except UnknownAPIVersion as exc:
+            self.errors.append(f"{kind} {item.name}: {exc}")
+            return
+        except ValueError as exc:  # a slice or claim no API server could have served
+            self.errors.append(str(exc))
+            return
         st.seen.add(item.uid)
         st.counts.seen += 1
+        if record is not None:
+            stamp = None
+            if self.stamps:
+                stamp = newest_timestamp_in_text(item.text) if item.text else newest_timestamp([obj])
+            self.decoded.append((item.uid, record, stamp))
         buf = self.buffers[kind]
-        buf.append((obj, item.text, item.uid))
+        buf.append((obj, item.text, item.uid, record))
         self.buffered_text[kind] += len(item.text) if item.text else 0
         if len(buf) >= FLUSH_OBJECTS or self.buffered_text[kind] >= FLUSH_TEXT:
             self.flush(kind)
@@ -215,17 +235,17 @@ class Reconcile:
                 self.errors.append(f"{describe(row)}: cannot be stored ({type(exc).__name__}: {reason})")
         return failed
 
-    def _write(self, kind: str, model: type, items: list[Item], build: Callable[..., dict[str, Any]], extra: Q | None = None, parsed: dict[int, Any] | None = None) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    def _write(self, kind: str, model: type, items: list[Item], build: Callable[..., dict[str, Any]], extra: Q | None = None, children: bool = False) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """Create and update ``items`` of one kind (already new or changed, see ``add``);
-        returns (created, updated) as (pk, index into items) pairs. ``parsed``: index -> typed
-        record passed to ``build``. New rows' pks are looked up only for kinds that have child
-        rows (``parsed`` given); for the others ``existing`` learns the uid with pk 0."""
+        returns (created, updated) as (pk, index into items) pairs. ``build(obj, text,
+        record)`` gives a row. New rows' pks are looked up only for kinds that have child
+        rows (``children``); for the others ``existing`` learns the uid with pk 0."""
         existing = self._state(kind, model, extra).load(self.cluster)
         st = self.kinds[kind]
         create: list[tuple[str, int, dict[str, Any]]] = []
         update: list[tuple[int, int, dict[str, Any]]] = []
-        for i, (obj, text, uid) in enumerate(items):
-            row = build(obj, text) if parsed is None else build(obj, text, parsed[i])
+        for i, (obj, text, uid, record) in enumerate(items):
+            row = build(obj, text, record)
             row["cluster_id"] = self.cluster.pk
             have = existing.get(uid)
             if have is None:
@@ -241,8 +261,8 @@ class Reconcile:
         st.counts.updated += len(update)
         self.changes.add("updated", kind, (items[i][2] for _, i, _ in update))
         created: list[tuple[int, int]] = []
-        rv = [str(rows.meta(obj).get("resourceVersion") or "") for obj, _, _ in items]
-        if parsed is None:
+        rv = [str(rows.meta(obj).get("resourceVersion") or "") for obj, _, _, _ in items]
+        if not children:
             # No child rows: nothing needs the new rows' pks, so the batch is stored while the
             # next one is prepared. ``existing`` learns each uid with pk 0 (stored, pk unread).
             def stored(failed: set[int]) -> None:
@@ -288,7 +308,7 @@ class Reconcile:
         return created, [(pk, i) for pk, i, _ in update]
 
     def _nodes(self, items: list[Item]) -> None:
-        self.node_objects.update(str(rows.meta(o).get("name")) for o, _, _ in items)
+        self.node_objects.update(str(rows.meta(o).get("name")) for o, _, _, _ in items)
         created, updated = self._write("Node", Node, items, rows.node_fields)
         if created or updated:
             self.devices_moved = True  # new or changed nodes: recount them all at the end
@@ -298,31 +318,15 @@ class Reconcile:
         if created or updated:
             self.classes = self._classes()
 
-    def _parsed(self, items: list[Item], parse_one: Callable[[dict[str, Any]], Any]) -> tuple[list[Item], dict[int, Any]]:
-        """The items ``parse_one`` accepts and their records by index; each one it refuses
-        (``ValueError``) is an error of the read."""
-        good: list[Item] = []
-        parsed: dict[int, Any] = {}
-        for item in items:
-            try:
-                parsed[len(good)] = parse_one(item[0])
-            except ValueError as exc:
-                self.errors.append(str(exc))
-                continue
-            good.append(item)
-        return good, parsed
-
     def _slices(self, items: list[Item]) -> None:
-        good, parsed = self._parsed(items, parse.parse_resource_slice)
-        created, updated = self._write("ResourceSlice", ResourceSlice, good, rows.slice_fields, parsed=parsed)
-        changed = [(pk, parsed[i]) for pk, i in [*created, *updated]]
+        created, updated = self._write("ResourceSlice", ResourceSlice, items, rows.slice_fields, children=True)
+        changed = [(pk, items[i][3]) for pk, i in [*created, *updated]]
         if changed:
             self._sync_devices(changed, updated={pk for pk, _ in updated})
 
     def _claims(self, items: list[Item]) -> None:
-        good, parsed = self._parsed(items, parse.parse_resource_claim)
-        created, updated = self._write("ResourceClaim", ResourceClaim, good, rows.claim_fields, parsed=parsed)
-        self._claim_children([(pk, parsed[i]) for pk, i in created], [(pk, parsed[i]) for pk, i in updated])
+        created, updated = self._write("ResourceClaim", ResourceClaim, items, rows.claim_fields, children=True)
+        self._claim_children([(pk, items[i][3]) for pk, i in created], [(pk, items[i][3]) for pk, i in updated])
 
     def _pods(self, items: list[Item]) -> None:
         self._write("Pod", Pod, items, rows.pod_fields)

@@ -38,8 +38,7 @@ def base_fields(r: records.KubeRecord, obj: dict[str, Any], text: str | None) ->
     }
 
 
-def node_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
-    n = records.parse_node(obj)
+def node_fields(obj: dict[str, Any], text: str | None, n: records.Node) -> dict[str, Any]:
     return {
         **base_fields(n, obj, text),
         "labels": dict(n.labels),
@@ -51,8 +50,7 @@ def node_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
     }
 
 
-def device_class_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
-    dc = records.parse_device_class(obj)
+def device_class_fields(obj: dict[str, Any], text: str | None, dc: records.DeviceClass) -> dict[str, Any]:
     return {**base_fields(dc, obj, text), "selectors": list(dc.selectors), "extended_resource_name": dc.extended_resource_name or ""}
 
 
@@ -83,8 +81,7 @@ def claim_fields(obj: dict[str, Any], text: str | None, c: parse.ResourceClaim) 
     }
 
 
-def pod_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
-    p = records.parse_pod(obj)
+def pod_fields(obj: dict[str, Any], text: str | None, p: records.Pod) -> dict[str, Any]:
     return {
         **base_fields(p, obj, text),
         "namespace": p.namespace or "",
@@ -96,10 +93,12 @@ def pod_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
     }
 
 
-def kubeobject_fields(obj: dict[str, Any], text: str | None) -> dict[str, Any]:
-    """Any other kind: only its identity is a column (``records.parse_identity``)."""
-    spec = BY_KIND.get(str(obj.get("kind")))
-    r = records.parse_identity(obj, namespaced=spec.namespaced if spec else True)
+def kubeobject_fields(obj: dict[str, Any], text: str | None, r: records.KubeRecord | None) -> dict[str, Any]:
+    """Any other kind: only its identity is a column (its record's, or
+    ``records.parse_identity`` for a kind the product keeps but does not read)."""
+    if r is None:
+        spec = BY_KIND.get(str(obj.get("kind")))
+        r = records.parse_identity(obj, namespaced=spec.namespaced if spec else True)
     return {
         **base_fields(r, obj, text),
         "kind": r.kind,

@@ -26,8 +26,9 @@ from contextlib import contextmanager
 from django.db import transaction
 from django.utils import timezone
 
-from . import queries
+from . import exports, queries
 from .bulk import DeferredInserts
+from .model import ClusterModel
 from .models import Cluster, SyncRun, SyncStatus
 from .reconcile import Reconcile
 from .sources import ReadResult, Source, SourceError
@@ -48,8 +49,59 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
             for item in read.items():
                 rec.add(item)
             result = rec.finish(read)
-            read.changes = rec.changes
-            return result
+        read.changes = rec.changes
+        read.model = ModelAfterSync(cluster, rec)  # called by the analyses that need it
+        return result
+
+
+# cluster pk -> (the cluster's data_changed_at the model matches, its model): the model of
+# every cluster this process synced, so a worker's next sync applies its changes to it
+# instead of reading the cluster back. A sync takes the entry out while it runs and puts it
+# back only once its transaction committed (``ModelAfterSync.keep``): a rolled-back sync's changes
+# never reach another sync.
+_models: dict[int, tuple[object, ClusterModel]] = {}
+_models_lock = threading.Lock()
+
+
+class ModelAfterSync:
+    """The cluster model after one sync's read, made on first call (a sync whose analyses
+    all stand never builds one): the cached model with this read's changes applied when it
+    matches what was stored before the sync; else this read's records when they are every
+    stored object (a first sync, or one that rewrote everything); else read back."""
+
+    def __init__(self, cluster: Cluster, rec: Reconcile) -> None:
+        self.cluster = cluster
+        self.decoded = rec.decoded
+        self.model: ClusterModel | None = None
+        basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+        with _models_lock:
+            cached = _models.pop(cluster.pk, None)
+        if cached is not None and cached[0] == basis:
+            cached[1].apply(rec.decoded, rec.changes.deleted)
+            self.model = cached[1]
+
+    def __call__(self) -> ClusterModel:
+        if self.model is None:
+            fresh = ClusterModel()
+            fresh.apply(self.decoded, {})
+            if not (fresh.count() == len(self.decoded) == exports.stored_object_count(self.cluster)):
+                fresh = exports.load_model(self.cluster)
+            self.model = fresh
+        self.decoded = []  # the records live on in the model
+        return self.model
+
+    def keep(self) -> None:
+        """After the sync committed: keep the model (if one was made) for the next sync."""
+        if self.model is not None:
+            basis = Cluster.objects.filter(pk=self.cluster.pk).values_list("data_changed_at", flat=True).first()
+            with _models_lock:
+                _models[self.cluster.pk] = (basis, self.model)
+
+
+def forget_models() -> None:
+    """Drop every cached cluster model (tests; a worker that must read clusters afresh)."""
+    with _models_lock:
+        _models.clear()
 
 
 # Syncs running at once in this process (threads): the collector settings are process-wide.
@@ -185,6 +237,8 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
         run.error = f"{type(exc).__name__}: {exc}"
         changed = False
         _finish(cluster, run, t0, changed)
+    if run.status != SyncStatus.FAILED and getattr(read, "model", None) is not None:
+        read.model.keep()
     if changed:
         try:
             queries.warm_overview(cluster)

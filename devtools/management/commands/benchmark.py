@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import shutil
 import tempfile
 import warnings
@@ -117,6 +118,8 @@ class Command(BaseCommand):
         self.emit(n, "payload", size, "bytes", f"{size / 2**20:.1f} MiB of compact JSON")
         self.emit(n, "objects", len(objects), "", ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
         self.emit(n, "devices", devices)
+        self.emit(n, "load_average", " ".join(f"{x:.2f}" for x in os.getloadavg()), "",
+                  f"1, 5, 15 min before this size, on {os.cpu_count()} CPUs shared with other work")
         # Let the generated fleet go: this process then holds what a worker holds.
         del objects
         gc.collect()
@@ -209,6 +212,7 @@ class Command(BaseCommand):
         self.emit(n, "page_overview_fresh_process_ms", fresh["ms"], "ms",
                   f"first request of a fresh web process (WSGI app loaded first, not counted), queries={fresh['queries']} "
                   f"status={fresh['status']}")
+        self.emit(n, "load_average_after", " ".join(f"{x:.2f}" for x in os.getloadavg()), "", "1, 5, 15 min")
         if not keep:
             self._drop(name)
         shutil.rmtree(tmp, ignore_errors=True)

@@ -36,7 +36,8 @@ class MigrationConfig(AppConfig):
         changes = getattr(read, "changes", None)
         fresh = cluster.analyzed_at is None or changes is None
         if fresh or changes.touches(READINESS_KINDS):
-            evaluate_cluster(cluster, now)
+            model = getattr(read, "model", None)
+            evaluate_cluster(cluster, now, objects=list(model().of_kinds(READINESS_KINDS)) if model is not None else None)
         if fresh or changes.touches(PLAN_KINDS) or not StoredPlan.objects.filter(cluster=cluster).exists():
             refresh_plans(cluster, PLAN_TARGET, now)
 

@@ -9,33 +9,36 @@ from __future__ import annotations
 
 import logging
 import pickle
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
 
-from inventory.exports import cluster_objects, iter_cluster_objects
+from inventory.exports import cluster_objects, load_model
 from inventory.models import Cluster, Device, Node
+from inventory.records import as_records
 from migration.blockers import parse_version
 from migration.models import Attestation, ReadinessEvaluation, StoredPlan, Trigger, items_fingerprint
 from migration.planner import MigrationPlan, plan_migration
-from migration.readiness import READINESS_KINDS, Readiness, evaluate_readiness, slim_object
+from migration.readiness import READINESS_KINDS, Readiness, evaluate_readiness
 
 log = logging.getLogger(__name__)
 WEEK = timedelta(days=7)
 
 
-def server_version_for(cluster: Cluster, objects: list[dict[str, Any]] | None = None) -> str | None:
+def server_version_for(cluster: Cluster, objects: Iterable[Any] | None = None) -> str | None:
     """The cluster's Kubernetes version: the API server's ``gitVersion`` the live sync stored,
-    else the newest kubelet ``status.nodeInfo.kubeletVersion`` (snapshots carry no server
-    version; kubelets are never newer than the API server, so this is a lower bound)."""
+    else the newest kubelet version of its nodes (``Node.kubelet_version``, from
+    ``status.nodeInfo.kubeletVersion``; snapshots carry no server version, and kubelets are
+    never newer than the API server, so this is a lower bound). ``objects`` (raw objects or
+    records) stand in for the stored nodes when given."""
     if cluster.server_version:
         return cluster.server_version
     if objects is None:
-        raws = Node.objects.filter(cluster=cluster).values_list("raw", flat=True)
+        versions = list(Node.objects.filter(cluster=cluster).values_list("kubelet_version", flat=True))
     else:
-        raws = [o for o in objects if o.get("kind") == "Node"]
-    versions = [((r.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion") for r in raws]
+        versions = [n.kubelet_version for n in as_records(objects, []) if n.kind == "Node"]
     known = [(parse_version(v), v) for v in versions if isinstance(v, str) and parse_version(v)]
     return max(known)[1] if known else None
 
@@ -98,16 +101,17 @@ def items_json(result: Readiness, row_of: dict[Any, int]) -> list[dict[str, Any]
 
 
 def evaluate_cluster(
-    cluster: Cluster, now: datetime, trigger: str = Trigger.SYNC, objects: list[dict[str, Any]] | None = None
+    cluster: Cluster, now: datetime, trigger: str = Trigger.SYNC, objects: list[Any] | None = None
 ) -> tuple[ReadinessEvaluation, bool]:
     """Evaluate the checklist for ``cluster`` at ``now`` and store it if it changed.
 
     Returns (newest evaluation, created). A result equal to the newest stored one (same
     ``items_fingerprint``) writes nothing and returns that row with ``created=False``.
     Evaluations are never stored back-dated behind a newer row: "newest" is by ``evaluated_at``.
+    ``objects``: records (or raw objects) of the cluster; by default its stored cluster model.
     """
     if objects is None:
-        objects = [slim_object(o) for o in iter_cluster_objects(cluster, READINESS_KINDS)]  # one chunk at a time
+        objects = list(load_model(cluster).of_kinds(READINESS_KINDS))
     rows = list(Attestation.objects.filter(cluster=cluster, attested_at__lte=now))
     row_of = {}
     core_atts = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import django_tables2 as tables
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from .listexport import Column
@@ -26,6 +27,19 @@ class NodeTable(tables.Table):
         order_by = ("cluster", "name")
         attrs = {"class": "nodes"}
         empty_text = "No nodes match these filters."
+
+    def render_gpu_count(self, value, record):
+        from .object_views import device_plugin_gpus
+
+        if not value and (n := device_plugin_gpus(record)):
+            return format_html('{} <span class="badge amber" title="{}">device plugin</span>', n,
+                               "nvidia.com/gpu.count label: no ResourceSlice publishes these GPUs")
+        return value
+
+    def value_gpu_count(self, value, record):
+        from .object_views import device_plugin_gpus
+
+        return value or device_plugin_gpus(record) or 0
 
     def value_status(self, record):
         return node_status(record)
@@ -73,12 +87,19 @@ NODE_EXPORT = [
     Column("status", node_status),
     Column("gpu_product", lambda n: n.gpu_product),
     Column("gpus", lambda n: n.gpu_count),
+    Column("device_plugin_gpus", lambda n: _device_plugin_gpus(n)),
     Column("mig_instances", lambda n: n.mig_count),
     Column("allocated", lambda n: n.allocated_count),
     Column("free", lambda n: n.free_count),
     Column("devices", lambda n: n.device_count),
     Column("kubelet_version", lambda n: n.kubelet_version),
 ]
+
+
+def _device_plugin_gpus(n: Node) -> int | None:
+    from .object_views import device_plugin_gpus
+
+    return device_plugin_gpus(n)
 
 
 def _holders(d: Device) -> list[dict]:

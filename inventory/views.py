@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.vary import vary_on_headers
 from django_tables2 import RequestConfig
 
-from . import listexport, queries, search
+from . import listexport, object_views, queries, search
 from .filters import DeviceFilter, NodeFilter, filtered
 from .htmx import partial_template, render_live
 from .models import Cluster, Device, Node, ResourceSlice, SyncRun
@@ -43,7 +43,8 @@ def overview(request, cluster_name: str | None = None):
 
 @vary_on_headers("HX-Request")
 def node_list(request):
-    qs = Node.objects.select_related("cluster").defer("raw", "labels")
+    # Labels are read for device-plugin nodes' GPU count (nvidia.com/gpu.count).
+    qs = Node.objects.select_related("cluster").defer("raw")
     f = NodeFilter(request.GET, queryset=qs)
     if fmt := listexport.requested(request):
         return listexport.response(fmt, "nodes", filtered(f).order_by("cluster__name", "name", "pk"), NODE_EXPORT)
@@ -58,8 +59,14 @@ def node_detail(request, cluster_name: str, name: str):
     queries.attach_holders(node.cluster_id, devices)
     gpus, others = queries.gpu_tree(devices)
     slices = ResourceSlice.objects.filter(cluster=node.cluster, node_name=node.name).defer("raw")
+    status = (node.raw.get("status") or {}) if isinstance(node.raw, dict) else {}
     ctx = {
         "node": node,
+        "conditions": status.get("conditions") or [],
+        "capacity": status.get("capacity") or {},
+        "allocatable": status.get("allocatable") or {},
+        "events": object_views.node_events(node),
+        "device_plugin_gpus": object_views.device_plugin_gpus(node),
         "gpus": gpus,
         "others": others,
         "free_by_profile": queries.free_by_profile(gpus),

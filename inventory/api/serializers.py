@@ -14,6 +14,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..models import Cluster, Device, Node
+from ..object_views import device_plugin_gpus
+from ..tables import node_status
 
 
 def page_url(obj: Any) -> str | None:
@@ -57,22 +59,23 @@ class NodeSerializer(serializers.ModelSerializer):
     page = serializers.SerializerMethodField()
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     status = serializers.SerializerMethodField(help_text="Ready, NotReady, Cordoned, or unknown (known from slices only)")
+    device_plugin_gpus = serializers.SerializerMethodField(
+        help_text="GPUs the NVIDIA device plugin advertises (label nvidia.com/gpu.count); gpu_count counts GPUs in slices")
 
     class Meta:
         model = Node
         fields = ["id", "url", "page", "cluster", "name", "uid", "status", "ready", "unschedulable", "from_slices",
-                  "kubelet_version", "gpu_product", "gpu_count", "mig_count", "allocated_count", "free_count",
+                  "kubelet_version", "gpu_product", "gpu_count", "device_plugin_gpus", "mig_count", "allocated_count", "free_count",
                   "device_count", "labels"]
 
     def get_page(self, obj: Node) -> str | None:
         return page_url(obj)
 
     def get_status(self, obj: Node) -> str:
-        if obj.from_slices:
-            return "unknown"
-        if not obj.ready:
-            return "NotReady"
-        return "Cordoned" if obj.unschedulable else "Ready"
+        return node_status(obj)
+
+    def get_device_plugin_gpus(self, obj: Node) -> int | None:
+        return device_plugin_gpus(obj)
 
 
 class HolderPodSerializer(serializers.Serializer):

@@ -86,3 +86,11 @@ def export_url(context, fmt: str) -> str:
     params.pop("page", None)
     params["format"] = fmt
     return "?" + params.urlencode()
+
+
+@register.filter
+def pretty_json(value) -> str:
+    """A JSON value (from a stored object) as indented text; the template escapes it."""
+    import json
+
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)

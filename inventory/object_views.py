@@ -1,0 +1,195 @@
+"""Pages for the DRA objects themselves: the clusters index, DeviceClasses, ResourceSlices
+(with their devices), ResourceClaimTemplates, and an escaped YAML view of any stored object.
+
+Every page runs a fixed number of queries; lists are paginated. Cluster text is rendered
+only through autoescaping templates (the YAML is plain text in a ``<pre>``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+
+from . import queries
+from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
+
+PAGE_SIZE = 50
+TEMPLATE_KIND = "ResourceClaimTemplate"
+# URL word -> (model, kind shown). ``object``: any other kind (KubeObject rows).
+YAML_MODELS: dict[str, tuple[Any, str]] = {
+    "node": (Node, "Node"),
+    "deviceclass": (DeviceClass, "DeviceClass"),
+    "resourceslice": (ResourceSlice, "ResourceSlice"),
+    "resourceclaim": (ResourceClaim, "ResourceClaim"),
+    "pod": (Pod, "Pod"),
+    "object": (KubeObject, ""),
+}
+
+
+def cluster_list(request):
+    """Every cluster with its totals, last sync and object counts (a fixed number of queries)."""
+    from django.db.models import Count
+
+    rows = queries.cluster_rows()
+    counts: dict[str, dict[int, int]] = {}
+    for key, model in (("classes", DeviceClass), ("slices", ResourceSlice), ("claims", ResourceClaim)):
+        counts[key] = dict(model.objects.values_list("cluster").annotate(n=Count("pk")).order_by())
+    counts["templates"] = dict(
+        KubeObject.objects.filter(kind=TEMPLATE_KIND).values_list("cluster").annotate(n=Count("pk")).order_by()
+    )
+    for r in rows:
+        r.update({k: v.get(r["cluster"].pk, 0) for k, v in counts.items()})
+    return render(request, "inventory/cluster_list.html", {"rows": rows})
+
+
+def _cluster(name: str) -> Cluster:
+    return get_object_or_404(Cluster, name=name)
+
+
+def deviceclass_list(request, cluster_name: str):
+    cluster = _cluster(cluster_name)
+    classes = DeviceClass.objects.filter(cluster=cluster).order_by("name")
+    return render(request, "inventory/deviceclass_list.html", {"cluster": cluster, "classes": classes})
+
+
+def deviceclass_detail(request, cluster_name: str, name: str):
+    """A DeviceClass: its CEL selectors and config, and the devices that match it (the
+    ``device_classes`` the sync computed), first page of them with a count."""
+    dc = get_object_or_404(DeviceClass.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
+    spec = dc.raw.get("spec") or {}
+    # The JSON list holds the class name quoted; narrowed in SQL, checked exactly here.
+    matching = Device.objects.filter(cluster=dc.cluster, device_classes__icontains=json.dumps(dc.name)).select_related(
+        "cluster").defer("capacity").order_by("node_name", "driver", "name", "pk")
+    page = Paginator(matching, PAGE_SIZE).get_page(request.GET.get("page"))
+    devices = [d for d in page.object_list if dc.name in (d.device_classes or [])]
+    queries.attach_holders(dc.cluster_id, devices)
+    ctx = {
+        "dc": dc, "cluster": dc.cluster, "selectors": [s.get("cel", {}).get("expression", "") for s in spec.get("selectors") or []
+                                                        if isinstance(s, dict)],
+        "config": spec.get("config") or [], "extended_resource_name": spec.get("extendedResourceName") or "",
+        "page": page, "devices": devices,
+    }  # fmt: skip
+    return render(request, "inventory/deviceclass_detail.html", ctx)
+
+
+def resourceslice_list(request, cluster_name: str):
+    cluster = _cluster(cluster_name)
+    qs = ResourceSlice.objects.filter(cluster=cluster).defer("raw").order_by("node_name", "driver", "name", "pk")
+    driver, node = request.GET.get("driver", ""), request.GET.get("node", "")
+    if driver:
+        qs = qs.filter(driver=driver)
+    if node:
+        qs = qs.filter(node_name__icontains=node)
+    page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    params = request.GET.copy()
+    params.pop("page", None)
+    ctx = {"cluster": cluster, "page": page, "slices": page.object_list, "driver": driver, "node": node,
+           "params": params.urlencode()}
+    return render(request, "inventory/resourceslice_list.html", ctx)
+
+
+def resourceslice_detail(request, cluster_name: str, name: str):
+    """A ResourceSlice: pool, generation, node or node selector, and its devices with holders."""
+    rs = get_object_or_404(ResourceSlice.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
+    devices = list(Device.objects.filter(slice=rs).defer("capacity").order_by("name", "pk"))
+    queries.attach_holders(rs.cluster_id, devices)
+    spec = rs.raw.get("spec") or {}
+    node = Node.objects.filter(cluster=rs.cluster, name=rs.node_name).only("pk", "name", "cluster_id").first() if rs.node_name else None
+    ctx = {
+        "rs": rs, "cluster": rs.cluster, "devices": devices, "node": node,
+        "node_selector": spec.get("nodeSelector"), "shared_counters": spec.get("sharedCounters") or [],
+        "published": len(spec.get("devices") or []),
+    }  # fmt: skip
+    return render(request, "inventory/resourceslice_detail.html", ctx)
+
+
+def claimtemplate_list(request, cluster_name: str):
+    cluster = _cluster(cluster_name)
+    templates = KubeObject.objects.filter(cluster=cluster, kind=TEMPLATE_KIND).order_by("namespace", "name")[:500]
+    return render(request, "inventory/claimtemplate_list.html", {"cluster": cluster, "templates": templates})
+
+
+def claimtemplate_detail(request, cluster_name: str, namespace: str, name: str):
+    """A ResourceClaimTemplate: the requests its claims get, and the stored claims made from it
+    (``resource.kubernetes.io/pod-claim-name`` claims own by a pod and named after the
+    template's request: found by the pods of the namespace that reference the template)."""
+    t = get_object_or_404(KubeObject.objects.select_related("cluster"), cluster__name=cluster_name, kind=TEMPLATE_KIND,
+                          namespace=namespace, name=name)
+    spec = ((t.raw.get("spec") or {}).get("spec") or {}).get("devices") or {}
+    quoted = json.dumps(t.name)
+    pods = [
+        p for p in Pod.objects.filter(cluster=t.cluster, namespace=t.namespace, raw__icontains=quoted)
+        .only("pk", "cluster_id", "namespace", "name", "raw", "claim_names").order_by("name")[:200]
+        if any(isinstance(r, dict) and r.get("resourceClaimTemplateName") == t.name
+               for r in (p.raw.get("spec") or {}).get("resourceClaims") or [])
+    ]
+    claim_names = {c for p in pods for c in p.claim_names or []}
+    claims = ResourceClaim.objects.filter(cluster=t.cluster, namespace=t.namespace, name__in=claim_names).defer("raw") \
+        .order_by("name") if claim_names else []
+    ctx = {"t": t, "cluster": t.cluster, "requests": spec.get("requests") or [], "constraints": spec.get("constraints") or [],
+           "config": spec.get("config") or [], "pods": pods, "claims": claims}
+    return render(request, "inventory/claimtemplate_detail.html", ctx)
+
+
+def object_yaml(request, model: str, pk: int):
+    """Any stored object as YAML (``yaml.safe_dump`` of its raw JSON), shown as escaped text."""
+    if model not in YAML_MODELS:
+        raise Http404("no such kind")
+    cls, kind = YAML_MODELS[model]
+    obj = get_object_or_404(cls.objects.select_related("cluster"), pk=pk)
+    text = yaml.safe_dump(obj.raw, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100)
+    ctx = {"obj": obj, "kind": kind or getattr(obj, "kind", ""), "namespace": getattr(obj, "namespace", ""),
+           "text": text, "back": _page_of(obj)}
+    return render(request, "inventory/object_yaml.html", ctx)
+
+
+def _page_of(obj) -> str:
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        if isinstance(obj, DeviceClass):
+            return reverse("inventory:deviceclass", args=[obj.cluster.name, obj.name])
+        if isinstance(obj, ResourceSlice):
+            return reverse("inventory:resourceslice", args=[obj.cluster.name, obj.name])
+        if isinstance(obj, Pod):
+            return reverse("claims:pod", args=[obj.cluster.name, obj.namespace, obj.name])
+        if isinstance(obj, KubeObject):
+            if obj.kind == TEMPLATE_KIND:
+                return reverse("inventory:claimtemplate", args=[obj.cluster.name, obj.namespace, obj.name])
+            return ""
+        return obj.get_absolute_url()
+    except NoReverseMatch:
+        return ""
+
+
+def node_events(node: Node, limit: int = 30) -> list:
+    """Events about ``node`` (involvedObject/regarding kind Node and its name), newest first. One query."""
+    from .records import parse_event
+
+    rows = KubeObject.objects.filter(cluster=node.cluster, kind="Event").filter(
+        Q(raw__involvedObject__name=node.name) | Q(raw__regarding__name=node.name)
+    ).values_list("raw", flat=True)[: limit * 4]
+    events = [e for e in (parse_event(r) for r in rows) if e.involved_kind == "Node" and e.involved_name == node.name]
+    events.sort(key=lambda e: e.last or e.first or "", reverse=True)
+    return events[:limit]
+
+
+def device_plugin_gpus(node: Node) -> int | None:
+    """GPUs the NVIDIA device plugin advertises on ``node`` (``status.allocatable`` of
+    ``nvidia.com/gpu``, else the GPU feature discovery label ``nvidia.com/gpu.count``), or
+    None when neither says. A node on the device plugin publishes no ResourceSlice, so its
+    ``gpu_count`` (GPUs in slices) is 0 while it has GPUs."""
+    deferred = node.get_deferred_fields()
+    status = {} if "raw" in deferred else ((node.raw or {}).get("status") or {})
+    for source in (status.get("allocatable") or {}, status.get("capacity") or {}):
+        value = source.get("nvidia.com/gpu")
+        if isinstance(value, str | int) and str(value).isdecimal():
+            return int(value)
+    label = None if "labels" in deferred else (node.labels or {}).get("nvidia.com/gpu.count")
+    return int(label) if isinstance(label, str) and label.isdecimal() else None

@@ -52,8 +52,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from inventory import mig
+from inventory.kube import GPU_DRIVER
 
-GPU_DRIVER = "gpu.nvidia.com"
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
 DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"
 NODE_POOL_LABEL = "karpenter.sh/nodepool"

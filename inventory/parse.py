@@ -13,6 +13,7 @@ from typing import Any
 
 from inventory.kube import GPU_DRIVER, identity, object_uid
 from inventory.records.base import as_map
+from inventory.records.core import parse_node, parse_pod
 from inventory.records.resource import (
     MAX_BYTES,
     PCI_BUS_ID_ATTR,
@@ -40,15 +41,40 @@ __all__ = [
     "Device",
     "ResourceClaim",
     "ResourceSlice",
+    "allocation_node",
     "attribute_value",
     "identity",
     "name_problem",
+    "node_kubelet_version",
+    "node_ready",
     "object_uid",
     "parse_quantity",
     "parse_resource_claim",
     "parse_resource_slice",
+    "pod_claim_names",
     "request_summary",
 ]
+
+
+def node_ready(obj: dict[str, Any]) -> bool:
+    """True unless the Node's ``Ready`` condition is present and not ``True`` (``records.Node.ready``)."""
+    return parse_node(obj).ready is not False
+
+
+def node_kubelet_version(obj: dict[str, Any]) -> str:
+    """``status.nodeInfo.kubeletVersion`` of a Node, "" when absent."""
+    return parse_node(obj).kubelet_version or ""
+
+
+def pod_claim_names(obj: dict[str, Any]) -> list[str]:
+    """Names of the ResourceClaims a Pod uses (``records.Pod.claim_names``)."""
+    return parse_pod(obj).claim_names
+
+
+def allocation_node(obj: dict[str, Any]) -> str | None:
+    """The node a ResourceClaim's allocation is pinned to (``records.ResourceClaim.allocation_node``)."""
+    return parse_resource_claim(obj).allocation_node
+
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

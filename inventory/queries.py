@@ -13,9 +13,8 @@ from typing import Any
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Sum
 
 from . import mig
+from .kube import GPU_DRIVER
 from .models import Cluster, Device, DeviceType, Node
-
-GPU_DRIVER = "gpu.nvidia.com"
 
 
 def scoped(qs: QuerySet, cluster: Cluster | None) -> QuerySet:

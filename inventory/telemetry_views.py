@@ -29,6 +29,7 @@ from django.views.decorators.vary import vary_on_headers
 from . import charts, mig
 from .dcgm import METRICS
 from .htmx import partial_template
+from .kube import GPU_DRIVER
 from .models import AllocationResult, Cluster, Device, DeviceType, Node, Pod, Reservation, UnmatchedSeries
 from .prometheus import MetricsUnavailable
 from .telemetry import (
@@ -43,7 +44,6 @@ from .telemetry import (
     prometheus_url_for,
 )
 
-GPU_DRIVER = "gpu.nvidia.com"
 HEATMAP_NODES_PER_PAGE = 100
 UNMATCHED_PER_PAGE = 100
 LIST_LIMIT = 500

@@ -1,9 +1,9 @@
 """Store the diagnosis of a synced cluster: findings reconciled in bulk, transitions as rows.
 
 ``diagnose_cluster(cluster, prom)`` is what the sync hook (``ClaimsConfig.after_sync``) and
-``manage.py diagnose --cluster`` call: it reads the stored objects back
-(``inventory.exports.iter_cluster_objects``), runs the pure engine and returns the findings with
-the ``now`` it used. ``record_diagnosis(cluster, findings, now)`` reconciles them with the
+``manage.py diagnose --cluster`` call: it takes the cluster model the sync keeps
+(``inventory.model``; read from the stored objects when none is given), runs the pure engine
+and returns the findings with the ``now`` it used. ``record_diagnosis(cluster, findings, now)`` reconciles them with the
 open ``Finding`` rows by fingerprint (category + main object):
 
 - new: created, plus a ``ClaimTransition(field=finding)`` row;

@@ -87,6 +87,20 @@ def load_model(cluster: Cluster) -> ClusterModel:
     return model
 
 
+def stored_raw(cluster: Cluster, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+    """One stored object's raw form (what the migration planner patches), or None."""
+    from . import jsonlist
+
+    model = TYPED_MODELS.get(kind)
+    qs = model.objects.filter(cluster=cluster, name=name) if model else KubeObject.objects.filter(cluster=cluster, kind=kind, name=name)
+    if namespace is not None and (model is None or any(f.name == "namespace" for f in model._meta.fields)):
+        qs = qs.filter(namespace=namespace)
+    raw = qs.values_list("raw", flat=True).first()
+    if isinstance(raw, (str, bytes)):
+        raw = jsonlist.decode(raw)
+    return raw if isinstance(raw, dict) and raw else None
+
+
 def stored_object_count(cluster: Cluster) -> int:
     """How many stored objects of ``cluster`` have a record (what a complete model holds)."""
     from . import records

@@ -35,11 +35,11 @@ class MigrationConfig(AppConfig):
         now = timezone.now()
         changes = getattr(read, "changes", None)
         fresh = cluster.analyzed_at is None or changes is None
+        model = getattr(read, "model", None)
         if fresh or changes.touches(READINESS_KINDS):
-            model = getattr(read, "model", None)
             evaluate_cluster(cluster, now, objects=list(model().of_kinds(READINESS_KINDS)) if model is not None else None)
         if fresh or changes.touches(PLAN_KINDS) or not StoredPlan.objects.filter(cluster=cluster).exists():
-            refresh_plans(cluster, PLAN_TARGET, now)
+            refresh_plans(cluster, PLAN_TARGET, now, model() if model is not None else None)
 
     def ready(self) -> None:
         from inventory.metrics import register_collector

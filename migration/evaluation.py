@@ -1,6 +1,7 @@
 """Adapt stored clusters to the pure planner and checklist, and store checklist transitions.
 
-Thin shell: objects come from ``inventory.exports.cluster_objects`` (the same raw v1 objects a
+Thin shell: records come from the cluster model the sync keeps (``inventory.model``; read back
+with ``inventory.exports.load_model`` when none is held; the same records a
 snapshot gives), attestations from ``migration.models.Attestation``; the pure cores
 (``migration.readiness``, ``migration.planner``) do all the reasoning.
 """
@@ -15,12 +16,13 @@ from typing import Any
 
 from django.utils import timezone
 
-from inventory.exports import cluster_objects, load_model
+from inventory.exports import load_model, stored_raw
+from inventory.model import ClusterModel
 from inventory.models import Cluster, Device, Node
-from inventory.records import as_records
+from inventory.records import KubeRecord, as_records
 from migration.blockers import parse_version
 from migration.models import Attestation, ReadinessEvaluation, StoredPlan, Trigger, items_fingerprint
-from migration.planner import MigrationPlan, plan_migration
+from migration.planner import MigrationPlan, plan_records
 from migration.readiness import READINESS_KINDS, Readiness, evaluate_readiness
 
 log = logging.getLogger(__name__)
@@ -38,16 +40,22 @@ def server_version_for(cluster: Cluster, objects: Iterable[Any] | None = None) -
     if objects is None:
         versions = list(Node.objects.filter(cluster=cluster).values_list("kubelet_version", flat=True))
     else:
-        versions = [n.kubelet_version for n in as_records(objects, []) if n.kind == "Node"]
+        nodes = [o for o in objects if (o.kind if isinstance(o, KubeRecord) else o.get("kind")) == "Node"]
+        versions = [n.kubelet_version for n in as_records(nodes, [])]
     known = [(parse_version(v), v) for v in versions if isinstance(v, str) and parse_version(v)]
     return max(known)[1] if known else None
 
 
-def plan_from_objects(cluster: Cluster, target_version: str) -> MigrationPlan:
-    """Plan ``cluster``'s migration from its stored objects (slow on a large cluster: the
-    pages read ``cluster_plan``, which keeps the result)."""
-    objects, _prom = cluster_objects(cluster.name)
-    return plan_migration(objects, server_version_for(cluster, objects), target_version)
+def plan_from_model(cluster: Cluster, target_version: str, model: ClusterModel | None = None) -> MigrationPlan:
+    """Plan ``cluster``'s migration from its cluster model (the sync's, else read from the
+    stored objects); only the device-plugin workloads the plan patches are read raw, one by
+    one (``exports.stored_raw``). Seconds on a large cluster when no model is held: pages
+    read ``cluster_plan``, which keeps the result."""
+    if model is None:
+        model = load_model(cluster)
+    recs = list(model.all())
+    version = server_version_for(cluster, model.of_kinds(["Node"]))
+    return plan_records(recs, version, target_version, lambda ref: stored_raw(cluster, ref.kind, ref.namespace, ref.name))
 
 
 def cluster_plan(cluster: Cluster, target_version: str) -> MigrationPlan:
@@ -64,8 +72,9 @@ def cluster_plan(cluster: Cluster, target_version: str) -> MigrationPlan:
     return store_plan(cluster, target_version)
 
 
-def store_plan(cluster: Cluster, target_version: str, now: datetime | None = None) -> MigrationPlan:
-    plan = plan_from_objects(cluster, target_version)
+def store_plan(cluster: Cluster, target_version: str, now: datetime | None = None,
+               model: ClusterModel | None = None) -> MigrationPlan:
+    plan = plan_from_model(cluster, target_version, model)
     StoredPlan.objects.update_or_create(
         cluster=cluster, target_version=target_version,
         defaults={"plan": pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL), "planned_at": now or timezone.now()},
@@ -73,11 +82,11 @@ def store_plan(cluster: Cluster, target_version: str, now: datetime | None = Non
     return plan
 
 
-def refresh_plans(cluster: Cluster, default_target: str, now: datetime) -> MigrationPlan:
+def refresh_plans(cluster: Cluster, default_target: str, now: datetime, model: ClusterModel | None = None) -> MigrationPlan:
     """After a sync that changed what the planner reads: drop every stored target's plan and
-    store the default target's (the one the plan page opens on)."""
+    store the default target's (the one the plan page opens on), planned from ``model``."""
     StoredPlan.objects.filter(cluster=cluster).exclude(target_version=default_target).delete()
-    return store_plan(cluster, default_target, now)
+    return store_plan(cluster, default_target, now, model)
 
 
 def readiness_evidence(cluster: Cluster) -> dict[str, Any]:

@@ -46,7 +46,7 @@ def test_the_plan_page_serves_the_plan_the_sync_stored(tmp_path, objects, sync_s
     def no_planning(*args, **kwargs):
         raise AssertionError("the page planned again")
 
-    monkeypatch.setattr(evaluation, "plan_from_objects", no_planning)
+    monkeypatch.setattr(evaluation, "plan_from_model", no_planning)
     resp = client_in.get("/migration/plan/", {"cluster": "plan"})
     assert resp.status_code == 200
     assert "Deployment" in resp.content.decode()

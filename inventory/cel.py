@@ -30,6 +30,22 @@ Trap: ``inventory.parse.Device`` keeps attribute values without their type tag, 
 string that parses as a semantic version; ``==`` between such an attribute and ``semver(...)``
 compares as versions too. A string attribute holding ``"1.2.3"`` is, by the same leniency,
 comparable with a semver, which Kubernetes would reject with a type error.
+
+Bounds, as the API server bounds selectors (``resource.k8s.io`` validation): an expression
+longer than ``MAX_EXPRESSION_LENGTH`` bytes (``CELSelectorExpressionMaxLength``, 10,240) is
+refused unparsed. The API server also refuses an expression whose estimated worst-case cost
+exceeds ``CELSelectorExpressionMaxCost`` (1,000,000 cost units) and stops an evaluation at the
+same cost. celpy has no cost estimator and is about a thousand times slower than cel-go, so
+here the bound is ``MAX_STEPS`` interpreter steps per evaluation (nodes visited, strings and
+lists charged by size; the selectors drivers document take under 200): an expression that runs
+out of steps on one device is invalid for every device, as a worst-case estimate would be,
+and is not evaluated again. celpy's interpreter recurses per parse-tree level, so a parse tree
+deeper than ``MAX_TREE_DEPTH`` (about 30 nested parentheses; cel-go's parser allows 250 levels
+of nesting) is refused too. Every refusal is a ``SelectorError``: the diagnosis reports it as
+``selector_invalid``.
+
+celpy, its grammar and the extension functions live in ``inventory.cel_runtime``, imported on
+first use: importing this module costs nothing a snapshot command would notice.
 """
 
 from __future__ import annotations
@@ -39,14 +55,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import celpy
-from celpy import celtypes
+from inventory.parse import Device
 
-from inventory.parse import Device, parse_quantity
+if TYPE_CHECKING:
+    from celpy import celtypes
 
 __all__ = [
+    "MAX_EXPRESSION_LENGTH",
+    "MAX_STEPS",
+    "MAX_TREE_DEPTH",
     "MatchResult",
     "Quantity",
     "SelectorError",
@@ -56,11 +75,20 @@ __all__ = [
     "device_matches",
     "device_variable",
     "evaluate_device",
+    "selector_problem",
 ]
+
+# resource.k8s.io CELSelectorExpressionMaxLength: the API server refuses longer expressions.
+MAX_EXPRESSION_LENGTH = 10 * 1024
+# Interpreter steps per evaluation (see the module docstring for why not cel-go's cost units).
+MAX_STEPS = 10_000
+# Levels of celpy's parse tree: about ten per nested parenthesis; 400 levels still evaluate
+# within celpy's recursion limit of 2,500 frames.
+MAX_TREE_DEPTH = 300
 
 
 class SelectorError(ValueError):
-    """A CEL selector does not compile, or fails at runtime for a device."""
+    """A CEL selector does not compile, is over a bound, or fails at runtime for a device."""
 
 
 @dataclass(frozen=True)
@@ -120,307 +148,95 @@ class Semver:
         return (a > b) - (a < b)
 
 
-def _err(msg: str) -> celpy.CELEvalError:
-    return celpy.CELEvalError(msg, TypeError, None)
-
-
-def _as_semver(v: Any) -> Semver | None:
-    if isinstance(v, Semver):
-        return v
-    if isinstance(v, str):
-        try:
-            return Semver.parse(str(v))
-        except SelectorError:
-            return None
-    return None
-
-
-def _compare(a: Any, b: Any) -> int:
-    if isinstance(a, Quantity) and isinstance(b, Quantity):
-        return (a.value > b.value) - (a.value < b.value)
-    sa, sb = _as_semver(a), _as_semver(b)
-    if sa is not None and sb is not None and (isinstance(a, Semver) or isinstance(b, Semver)):
-        return sa.compare(sb)
-    raise _err(f"no such overload: compare {type(a).__name__} with {type(b).__name__}")
-
-
-def _fn_quantity(s: Any) -> Any:
-    q = parse_quantity(str(s)) if isinstance(s, str) else None
-    if q is None:
-        return _err(f"invalid quantity {s!r}")
-    return Quantity(q)
-
-
-def _fn_is_quantity(s: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(isinstance(s, str) and parse_quantity(str(s)) is not None)
-
-
-def _fn_semver(s: Any, normalize: Any = False) -> Any:
-    if not isinstance(s, str):
-        return _err("semver() takes a string")
-    try:
-        return Semver.parse(str(s), bool(normalize))
-    except SelectorError as exc:
-        return _err(str(exc))
-
-
-def _fn_is_semver(s: Any, normalize: Any = False) -> celtypes.BoolType:
-    if not isinstance(s, str):
-        return celtypes.BoolType(False)
-    try:
-        Semver.parse(str(s), bool(normalize))
-    except SelectorError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(True)
-
-
-def _wrap(fn: Any) -> Any:
-    """Turn raised CELEvalErrors into returned ones, which celpy propagates as runtime errors."""
-
-    def inner(*args: Any) -> Any:
-        try:
-            return fn(*args)
-        except celpy.CELEvalError as exc:
-            return exc
-
-    inner.__name__ = getattr(fn, "__name__", "fn")
-    return inner
-
-
-def _fn_compare_to(a: Any, b: Any) -> celtypes.IntType:
-    return celtypes.IntType(_compare(a, b))
-
-
-def _fn_greater(a: Any, b: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_compare(a, b) > 0)
-
-
-def _fn_less(a: Any, b: Any) -> celtypes.BoolType:
-    return celtypes.BoolType(_compare(a, b) < 0)
-
-
-def _need_q(a: Any) -> Quantity:
-    if not isinstance(a, Quantity):
-        raise _err(f"no such overload for {type(a).__name__}: expected a quantity")
-    return a
-
-
-def _fn_as_integer(a: Any) -> celtypes.IntType:
-    q = _need_q(a).value
-    if q != q.to_integral_value() or abs(q) >= 2**63:
-        raise _err("cannot convert quantity to integer: not an integer or out of range")
-    return celtypes.IntType(int(q))
-
-
-def _fn_is_integer(a: Any) -> celtypes.BoolType:
-    q = _need_q(a).value
-    return celtypes.BoolType(q == q.to_integral_value() and abs(q) < 2**63)
-
-
-def _fn_as_float(a: Any) -> celtypes.DoubleType:
-    return celtypes.DoubleType(float(_need_q(a).value))
-
-
-def _fn_sign(a: Any) -> celtypes.IntType:
-    q = _need_q(a).value
-    return celtypes.IntType((q > 0) - (q < 0))
-
-
-def _num(b: Any) -> Decimal:
-    if isinstance(b, Quantity):
-        return b.value
-    if isinstance(b, int) and not isinstance(b, bool):
-        return Decimal(int(b))
-    raise _err(f"no such overload: quantity arithmetic with {type(b).__name__}")
-
-
-def _fn_add(a: Any, b: Any) -> Quantity:
-    return Quantity(_need_q(a).value + _num(b))
-
-
-def _fn_sub(a: Any, b: Any) -> Quantity:
-    return Quantity(_need_q(a).value - _num(b))
-
-
-def _semver_part(idx: int) -> Any:
-    def part(a: Any) -> celtypes.IntType:
-        s = _as_semver(a)
-        if s is None:
-            raise _err(f"no such overload for {type(a).__name__}: expected a semver")
-        return celtypes.IntType((s.major, s.minor, s.patch)[idx])
-
-    return part
-
-
-def _need_str(a: Any) -> str:
-    if not isinstance(a, str):
-        raise _err(f"no such overload for {type(a).__name__}: expected a string")
-    return str(a)
-
-
-def _fn_lower(a: Any) -> celtypes.StringType:
-    s = _need_str(a)
-    return celtypes.StringType("".join(c.lower() if c.isascii() else c for c in s))
-
-
-def _fn_upper(a: Any) -> celtypes.StringType:
-    s = _need_str(a)
-    return celtypes.StringType("".join(c.upper() if c.isascii() else c for c in s))
-
-
-def _fn_trim(a: Any) -> celtypes.StringType:
-    return celtypes.StringType(_need_str(a).strip())
-
-
-def _fn_replace(a: Any, old: Any, new: Any, n: Any = -1) -> celtypes.StringType:
-    return celtypes.StringType(_need_str(a).replace(_need_str(old), _need_str(new), int(n)))
-
-
-def _fn_split(a: Any, sep: Any) -> celtypes.ListType:
-    return celtypes.ListType([celtypes.StringType(p) for p in _need_str(a).split(_need_str(sep))])
-
-
-def _fn_index_of(a: Any, sub: Any) -> celtypes.IntType:
-    return celtypes.IntType(_need_str(a).find(_need_str(sub)))
-
-
-def _fn_equals(a: Any, b: Any) -> Any:
-    """``==`` with semver/quantity awareness; everything else falls back to CEL's own rule."""
-    if isinstance(a, Quantity) or isinstance(b, Quantity):
-        return celtypes.BoolType(a == b)
-    if isinstance(a, Semver) or isinstance(b, Semver):
-        sa, sb = _as_semver(a), _as_semver(b)
-        return celtypes.BoolType(sa is not None and sb is not None and sa.compare(sb) == 0)
-    return celpy.evaluation.bool_eq(a, b)
-
-
-def _fn_not_equals(a: Any, b: Any) -> Any:
-    r = _fn_equals(a, b)
-    return r if isinstance(r, celpy.CELEvalError) else celtypes.BoolType(not r)
-
-
-_FUNCTIONS: dict[str, Any] = {
-    name: _wrap(fn)
-    for name, fn in {
-        "quantity": _fn_quantity,
-        "isQuantity": _fn_is_quantity,
-        "semver": _fn_semver,
-        "isSemver": _fn_is_semver,
-        "compareTo": _fn_compare_to,
-        "isGreaterThan": _fn_greater,
-        "isLessThan": _fn_less,
-        "asInteger": _fn_as_integer,
-        "isInteger": _fn_is_integer,
-        "asApproximateFloat": _fn_as_float,
-        "sign": _fn_sign,
-        "add": _fn_add,
-        "sub": _fn_sub,
-        "major": _semver_part(0),
-        "minor": _semver_part(1),
-        "patch": _semver_part(2),
-        "lowerAscii": _fn_lower,
-        "upperAscii": _fn_upper,
-        "trim": _fn_trim,
-        "replace": _fn_replace,
-        "split": _fn_split,
-        "indexOf": _fn_index_of,
-        "_==_": _fn_equals,
-        "_!=_": _fn_not_equals,
-    }.items()
-}
-
-_ENV = celpy.Environment()
-
-
-class _DomainMap(celtypes.MapType):
-    """``device.attributes`` / ``device.capacity``: an unknown domain reads as an empty map."""
-
-    def __getitem__(self, key: Any) -> Any:
-        try:
-            return super().__getitem__(key)
-        except KeyError:
-            return celtypes.MapType({})
-
-
-def _parse_error_where(exc: Exception) -> str:
-    """celpy prints the offending line and a caret under the column; say it in words."""
-    lines = str(exc).splitlines()
-    for i in range(1, len(lines)):
-        if lines[i].strip() == "^":
-            return f"syntax error at column {lines[i].index('^') + 1} of {lines[i - 1].strip()!r}"
-    return lines[0] if lines else "syntax error"
-
-
 @dataclass(frozen=True)
 class _Compiled:
     expression: str
     program: Any
 
 
-@lru_cache(maxsize=4096)
-def compile_selector(expression: str) -> _Compiled:
-    """Compile one CEL selector (cached by expression text).
+def _show(expression: str, limit: int = 80) -> str:
+    """An expression for a message: stripped, quoted, cut to ``limit`` characters."""
+    s = expression.strip()
+    return repr(s if len(s) <= limit else s[:limit] + "…")
 
-    Raises ``SelectorError`` with the parser's message when it does not compile.
-    """
+
+# Expressions found over a bound while being evaluated (out of steps, out of stack) -> the
+# problem: refused from then on, for every device.
+_SPENT: dict[str, SelectorError] = {}
+_SPENT_MAX = 4096
+
+
+@lru_cache(maxsize=4096)
+def _compile(expression: str) -> _Compiled | SelectorError:
+    """``compile_selector``'s work, failures cached too (a bad selector shared by a thousand
+    claims is parsed once)."""
     if not isinstance(expression, str) or not expression.strip():
-        raise SelectorError("empty CEL selector")
+        return SelectorError("empty CEL selector")
+    size = len(expression.encode("utf-8", "surrogatepass"))
+    if size > MAX_EXPRESSION_LENGTH:
+        return SelectorError(
+            f"CEL selector is too long: {size:,} bytes, over the API server's limit of "
+            f"{MAX_EXPRESSION_LENGTH:,} (CELSelectorExpressionMaxLength): {_show(expression, 60)}"
+        )
+    from inventory import cel_runtime
+
     try:
-        ast = _ENV.compile(expression)
-        program = _ENV.program(ast, functions=_FUNCTIONS)
-    except celpy.CELParseError as exc:
-        raise SelectorError(
-            f"CEL selector does not compile: {expression.strip()!r}: {_parse_error_where(exc)}"
-        ) from exc
+        program, _depth = cel_runtime.compile_program(expression, MAX_TREE_DEPTH)
+    except SelectorError as exc:
+        return SelectorError(f"CEL selector does not compile: {_show(expression)}: {exc}")
+    except RecursionError:
+        return SelectorError(f"CEL selector does not compile: {_show(expression)}: nested too deeply")
     except Exception as exc:  # celpy raises assorted errors for unsupported syntax
-        raise SelectorError(f"CEL selector does not compile: {expression.strip()!r}: {exc}") from exc
+        return SelectorError(f"CEL selector does not compile: {_show(expression)}: {exc}")
     return _Compiled(expression, program)
 
 
-def _cel_value(v: Any) -> Any:
-    if isinstance(v, bool):
-        return celtypes.BoolType(v)
-    if isinstance(v, int):
-        return celtypes.IntType(v)
-    if isinstance(v, float):
-        return celtypes.DoubleType(v)
-    if v is None:
-        return None
-    return celtypes.StringType(str(v))
+def compile_selector(expression: str) -> _Compiled:
+    """Compile one CEL selector (cached by expression text, failures too).
+
+    Raises ``SelectorError`` with the parser's message when it does not compile, when it is
+    longer than ``MAX_EXPRESSION_LENGTH`` bytes or nests deeper than ``MAX_TREE_DEPTH``, or
+    when an earlier evaluation ran out of ``MAX_STEPS``.
+    """
+    spent = _SPENT.get(expression) if _SPENT else None
+    if spent is not None:
+        raise spent
+    try:
+        compiled = _compile(expression)
+    except TypeError as exc:  # unhashable: not an expression at all
+        raise SelectorError(f"CEL selector is not a string: {type(expression).__name__}") from exc
+    if isinstance(compiled, SelectorError):
+        raise compiled
+    return compiled
 
 
-def _split_qualified(name: str, driver: str) -> tuple[str, str]:
-    if "/" in name:
-        domain, _, short = name.partition("/")
-        return domain, short
-    return driver, name
+def selector_problem(expression: str) -> str | None:
+    """Why ``expression`` cannot be a selector (syntax, length, nesting, an evaluation that ran
+    out of steps), or None when it compiles. Runtime errors on a device are not known here:
+    see ``evaluate_device``."""
+    try:
+        compile_selector(expression)
+    except SelectorError as exc:
+        return str(exc)
+    return None
+
+
+def _spend(expression: str, problem: SelectorError) -> SelectorError:
+    """Record that ``expression`` is over a bound. Memoized results of it are dropped: they
+    were for devices it happened to finish on."""
+    if len(_SPENT) >= _SPENT_MAX:
+        _SPENT.clear()
+    _SPENT[expression] = problem
+    _MEMO.clear()
+    _CLASS_MEMO.clear()
+    return problem
 
 
 def device_variable(device: Device) -> celtypes.MapType:
     """The CEL ``device`` variable for one device (see the module docstring for its shape)."""
-    attrs: dict[str, dict[Any, Any]] = {}
-    for qname, value in device.attributes.items():
-        domain, short = _split_qualified(qname, device.driver)
-        attrs.setdefault(domain, {})[celtypes.StringType(short)] = _cel_value(value)
-    caps: dict[str, dict[Any, Any]] = {}
-    for qname, text in device.capacity.items():
-        domain, short = _split_qualified(qname, device.driver)
-        q = parse_quantity(text)
-        if q is not None:
-            caps.setdefault(domain, {})[celtypes.StringType(short)] = Quantity(q)
-    allow_multi = bool(getattr(device, "allow_multiple_allocations", False))
-    return celtypes.MapType(
-        {
-            celtypes.StringType("driver"): celtypes.StringType(device.driver),
-            celtypes.StringType("attributes"): _DomainMap(
-                {celtypes.StringType(d): celtypes.MapType(v) for d, v in attrs.items()}
-            ),
-            celtypes.StringType("capacity"): _DomainMap(
-                {celtypes.StringType(d): celtypes.MapType(v) for d, v in caps.items()}
-            ),
-            celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(allow_multi),
-        }
-    )
+    from inventory import cel_runtime
+
+    return cel_runtime.device_variable(device)
 
 
 @dataclass(frozen=True)
@@ -520,23 +336,28 @@ def _visible(device: Device, expr: str) -> tuple[Any, ...] | None:
 
 
 def _evaluate_one(device: Device, expr: str, activation: dict[str, Any]) -> tuple[bool, str | None]:
+    """(matched, runtime error) for one device. Raises ``SelectorError`` when the evaluation
+    runs out of ``MAX_STEPS`` or of stack: the expression is refused from then on."""
+    from inventory import cel_runtime
+
     compiled = compile_selector(expr)
     try:
-        result = compiled.program.evaluate(activation)
-    except celpy.CELEvalError as exc:
-        return False, str(exc.args[0] if exc.args else exc)
-    except (TypeError, ValueError, KeyError, ArithmeticError) as exc:
-        return False, str(exc)
-    if not isinstance(result, celtypes.BoolType):
-        return False, "result is not a bool"
-    return bool(result), None
+        return cel_runtime.evaluate(compiled.program, activation)
+    except cel_runtime.OverBudget:
+        raise _spend(expr, SelectorError(
+            f"CEL selector is too costly: {_show(expr)} ran past {MAX_STEPS:,} evaluation steps "
+            f"on device {device.pool}/{device.name} (the API server refuses selectors over its cost limit)"
+        )) from None
+    except RecursionError:
+        raise _spend(expr, SelectorError(f"CEL selector nests too deeply to evaluate: {_show(expr)}")) from None
 
 
 def evaluate_device(device: Device, expressions: Sequence[str]) -> MatchResult:
     """All ``expressions`` true for ``device``? A runtime error is a non-match with its message.
 
-    Raises ``SelectorError`` only when an expression does not compile. A result that is not a
-    bool is a runtime error, as in Kubernetes. Results are memoized on the device facts each
+    Raises ``SelectorError`` only when an expression does not compile or is over a bound
+    (length, nesting, ``MAX_STEPS``). A result that is not a bool is a runtime error, as in
+    Kubernetes. Results are memoized on the device facts each
     expression can read (see ``_visible``), so identical devices are evaluated once.
     """
     if not expressions:
@@ -545,6 +366,8 @@ def evaluate_device(device: Device, expressions: Sequence[str]) -> MatchResult:
     akeys, ckeys = tuple(device.attributes), tuple(device.capacity)
     allow_multi = bool(getattr(device, "allow_multiple_allocations", False))
     for expr in expressions:
+        if _SPENT and expr in _SPENT:
+            raise _SPENT[expr]
         names = _readable_names(expr, (expr,), akeys, ckeys)
         key = (expr, _facts(device, names, allow_multi)) if names is not None else None
         try:

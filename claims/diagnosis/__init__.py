@@ -4,9 +4,10 @@
 ``list[Finding]``. No Django import anywhere in this package.
 """
 
-from claims.diagnosis.engine import diagnose
+from claims.diagnosis.engine import AnalysisFailure, Diagnosis, diagnose, run_diagnosis
 from claims.diagnosis.findings import CATEGORIES, Finding, ObjectRef
 from claims.diagnosis.state import ClusterState
 from claims.diagnosis.thresholds import Thresholds
 
-__all__ = ["CATEGORIES", "ClusterState", "Finding", "ObjectRef", "Thresholds", "diagnose"]
+__all__ = ["CATEGORIES", "AnalysisFailure", "ClusterState", "Diagnosis", "Finding", "ObjectRef", "Thresholds", "diagnose",
+           "run_diagnosis"]

@@ -2,14 +2,21 @@
 
 Pure: no Django, no clock: ``now`` is an input (the clock for a live cluster, the newest
 timestamp of a snapshot otherwise).
+
+One rule failing (a bug, an object shaped like nothing the rule expected) never hides what the
+other rules found, nor what the failing rule reported before it failed: the failure is kept as
+data (``AnalysisFailure``) next to the findings, so a sync can say that an analysis failed
+instead of reporting a clean cluster.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from claims.diagnosis import rules_lifecycle, rules_node, rules_pending, rules_telemetry
+from claims.diagnosis import rules_lifecycle, rules_node, rules_pending, rules_selector, rules_telemetry
 from claims.diagnosis.context import Context
 from claims.diagnosis.findings import SEVERITY_RANK, Finding
 from claims.diagnosis.state import ClusterState
@@ -18,6 +25,8 @@ from inventory.kube import parse_time
 
 Rule = Callable[[Context], Iterable[Finding]]
 
+log = logging.getLogger(__name__)
+
 # Rule -> the categories it can report (a test checks every category has a rule).
 RULES: tuple[tuple[Rule, tuple[str, ...]], ...] = (
     (rules_pending.rule_allocation, ("device_class_missing", "no_matching_device",
@@ -25,6 +34,7 @@ RULES: tuple[tuple[Rule, tuple[str, ...]], ...] = (
     (rules_pending.rule_claim_references, ("claim_not_found", "template_claim_missing")),
     (rules_pending.rule_feature_gates, ("feature_gate_disabled",)),
     (rules_pending.rule_scheduler_known_bug, ("scheduler_known_bug",)),
+    (rules_selector.rule_selector_invalid, ("selector_invalid",)),
     (rules_node.rule_driver_publishing, ("driver_publishing_empty_pool",
                                          "driver_not_publishing_on_node")),
     (rules_node.rule_kubelet_events, ("driver_not_registered_on_node", "cdi_injection_failed",
@@ -51,17 +61,76 @@ def _sort_key(f: Finding) -> tuple[int, float, str, str]:
             f.objects[0].name if f.objects else "")
 
 
-def diagnose(state: ClusterState, now: datetime, thresholds: Thresholds | None = None) -> list[Finding]:
-    """All findings for ``state`` at ``now`` (aware datetime), sorted most severe then oldest
-    first, one per (category, main object). A healthy cluster gives an empty list."""
+@dataclass(frozen=True)
+class AnalysisFailure:
+    """A rule that raised instead of finishing.
+
+    ``rule``: its name (``rules_node.rule_stale_slice``); ``categories``: what it could have
+    reported, so what may be missing; ``error``: ``ExceptionType: message``; ``kept``: findings
+    it had reported before it failed (they are in the result)."""
+
+    rule: str
+    categories: tuple[str, ...]
+    error: str
+    kept: int = 0
+
+    def message(self) -> str:
+        """One line for a run's problems: ``analysis rules_x.rule_y failed (...): Error: ...``."""
+        return (f"analysis {self.rule} failed ({', '.join(self.categories)} may be missing,"
+                f" {self.kept} finding(s) kept): {self.error}")
+
+
+class Findings(list[Finding]):
+    """The findings, as a list, with ``failures``: the rules that failed (empty when every
+    rule finished)."""
+
+    failures: tuple[AnalysisFailure, ...] = ()
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """``findings`` sorted most severe then oldest first; ``failures`` of rules that raised."""
+
+    findings: list[Finding] = field(default_factory=list)
+    failures: tuple[AnalysisFailure, ...] = ()
+
+
+def _rule_name(rule: Rule) -> str:
+    module = getattr(rule, "__module__", "") or ""
+    return f"{module.rpartition('.')[2]}.{getattr(rule, '__name__', repr(rule))}"
+
+
+def run_diagnosis(state: ClusterState, now: datetime, thresholds: Thresholds | None = None,
+                  rules: tuple[tuple[Rule, tuple[str, ...]], ...] = RULES) -> Diagnosis:
+    """Every rule over ``state`` at ``now`` (aware datetime), each isolated: a rule that raises
+    keeps the findings it reported before, and becomes one ``AnalysisFailure``. Never raises
+    for what a rule does (``Exception``; ``KeyboardInterrupt`` and the like pass)."""
     ctx = Context(state=state, now=now, thresholds=thresholds or Thresholds())
     seen: set[tuple[str, object]] = set()
     out: list[Finding] = []
-    for rule, _ in RULES:
-        for f in rule(ctx):
-            key = (f.category, f.objects[0] if f.objects else f.summary)
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append(f)
-    return sorted(out, key=_sort_key)
+    failures: list[AnalysisFailure] = []
+    for rule, categories in rules:
+        kept = 0
+        try:
+            for f in rule(ctx):
+                key = (f.category, f.objects[0] if f.objects else f.summary)
+                if key in seen:
+                    continue
+                seen.add(key)
+                out.append(f)
+                kept += 1
+        except Exception as exc:  # one rule's bug must not hide the others' findings
+            name = _rule_name(rule)
+            log.warning("diagnosis rule %s failed", name, exc_info=True)
+            failures.append(AnalysisFailure(name, categories, f"{type(exc).__name__}: {exc}"[:500], kept))
+    return Diagnosis(sorted(out, key=_sort_key), tuple(failures))
+
+
+def diagnose(state: ClusterState, now: datetime, thresholds: Thresholds | None = None) -> Findings:
+    """All findings for ``state`` at ``now`` (aware datetime), sorted most severe then oldest
+    first, one per (category, main object). A healthy cluster gives an empty list. Rules that
+    failed are in the result's ``failures`` (``run_diagnosis`` gives both as a ``Diagnosis``)."""
+    result = run_diagnosis(state, now, thresholds)
+    findings = Findings(result.findings)
+    findings.failures = result.failures
+    return findings

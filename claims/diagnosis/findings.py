@@ -24,6 +24,7 @@ CATEGORIES: tuple[str, ...] = (
     "scheduler_known_bug",
     "claim_not_found",
     "template_claim_missing",
+    "selector_invalid",
     # driver and node
     "driver_not_publishing_on_node",
     "driver_publishing_empty_pool",

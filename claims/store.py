@@ -34,6 +34,7 @@ from django.utils import timezone
 from claims.diagnosis import ClusterState, Thresholds, diagnose
 from claims.diagnosis.findings import Finding as Diagnosis
 from claims.diagnosis.state import parse_time
+from inventory.bulk import delete_pks, insert_rows, update_rows
 from inventory.exports import load_model
 from inventory.model import ClusterModel
 from inventory.models import TYPED_MODELS, ClaimState, Cluster, KubeObject, ResourceClaim, SourceKind
@@ -218,41 +219,37 @@ def _state_reason(old: str, new: str) -> str:
 
 
 def _record_states(cluster: Cluster, rows: list[_ClaimRow], now: datetime) -> int:
-    seen = {s.uid: s for s in ClaimStateSeen.objects.filter(cluster=cluster)}
-    transitions: list[ClaimTransition] = []
-    create: list[ClaimStateSeen] = []
-    update: list[ClaimStateSeen] = []
+    """Append a state transition per claim whose state moved since last seen (first seen,
+    changed, gone), through the bulk write path (``inventory.bulk``: COPY on PostgreSQL)."""
+    seen = {uid: (pk, state, ns, name) for pk, uid, state, ns, name in ClaimStateSeen.objects.filter(cluster=cluster)
+            .values_list("pk", "uid", "state", "namespace", "name")}
+    transitions: list[dict[str, Any]] = []
+    create: list[dict[str, Any]] = []
+    update: list[tuple[int, dict[str, Any]]] = []
     current = set()
+
+    def transition(uid: str, ns: str, name: str, old: str, new: str) -> None:
+        transitions.append({"cluster_id": cluster.pk, "claim_uid": uid, "namespace": ns, "name": name,
+                            "field": TransitionField.STATE, "old": old, "new": new,
+                            "reason": _state_reason(old, new), "observed_at": now})
+
     for r in rows:
         current.add(r.uid)
         prev = seen.get(r.uid)
-        if prev is not None and prev.state == r.state:
+        if prev is not None and prev[1] == r.state:
             continue
-        old = prev.state if prev else ""
-        transitions.append(ClaimTransition(
-            cluster=cluster, claim_uid=r.uid, namespace=r.namespace, name=r.name, field=TransitionField.STATE,
-            old=old, new=r.state, reason=_state_reason(old, r.state), observed_at=now,
-        ))
+        transition(r.uid, r.namespace, r.name, prev[1] if prev else "", r.state)
         if prev is None:
-            create.append(ClaimStateSeen(cluster=cluster, uid=r.uid, namespace=r.namespace, name=r.name,
-                                         state=r.state))
+            create.append({"cluster_id": cluster.pk, "uid": r.uid, "namespace": r.namespace, "name": r.name, "state": r.state})
         else:
-            prev.state = r.state
-            update.append(prev)
-    gone = [s for uid, s in seen.items() if uid not in current]
-    for s in gone:
-        transitions.append(ClaimTransition(
-            cluster=cluster, claim_uid=s.uid, namespace=s.namespace, name=s.name, field=TransitionField.STATE,
-            old=s.state, new="", reason=_state_reason(s.state, ""), observed_at=now,
-        ))
-    if create:
-        ClaimStateSeen.objects.bulk_create(create, batch_size=BATCH)
-    if update:
-        ClaimStateSeen.objects.bulk_update(update, ["state"], batch_size=BATCH)
-    if gone:
-        ClaimStateSeen.objects.filter(pk__in=[s.pk for s in gone]).delete()
-    if transitions:
-        ClaimTransition.objects.bulk_create(transitions, batch_size=BATCH)
+            update.append((prev[0], {"state": r.state}))
+    gone = [(uid, v) for uid, v in seen.items() if uid not in current]
+    for uid, (_, state, ns, name) in gone:
+        transition(uid, ns, name, state, "")
+    insert_rows(ClaimStateSeen, create)
+    update_rows(ClaimStateSeen, ["state"], update)
+    delete_pks(ClaimStateSeen, [v[0] for _, v in gone])
+    insert_rows(ClaimTransition, transitions)
     return len(transitions)
 
 

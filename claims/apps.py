@@ -15,13 +15,14 @@ class ClaimsConfig(AppConfig):
         "DaemonSet", "DeviceTaintRule", "ClusterRole", "ConfigMap",
     })  # fmt: skip
 
-    def after_sync(self, cluster, read) -> None:
+    def after_sync(self, cluster, read) -> list[str]:
         """Called by ``inventory.tasks.after_read_hooks`` inside the sync's transaction; a
-        failure is raised to it (it rolls this hook back and reports it on the run)."""
+        failure is raised to it (it rolls this hook back and reports it on the run). Returns
+        the diagnosis rules that failed while the others' findings were recorded."""
         from claims.store import sync_diagnosis
 
         model = getattr(read, "model", None)
-        sync_diagnosis(cluster, getattr(read, "prom", None) or {}, model=model() if model is not None else None)
+        return sync_diagnosis(cluster, getattr(read, "prom", None) or {}, model=model() if model is not None else None)
 
     def ready(self) -> None:
         from inventory.metrics import register_collector

@@ -253,10 +253,13 @@ def _record_states(cluster: Cluster, rows: list[_ClaimRow], now: datetime) -> in
     return len(transitions)
 
 
-def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime) -> RecordCounts:
+def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime,
+                     keep_categories: frozenset[str] = frozenset()) -> RecordCounts:
     """Reconcile ``findings`` (one diagnosis of ``cluster`` at ``now``) with the stored rows.
 
-    See the module docstring. Runs in one transaction; raises only database errors.
+    See the module docstring. ``keep_categories``: categories of rules that failed in this
+    diagnosis: their open rows are not resolved (the rule could not say they went away).
+    Runs in one transaction; raises only database errors.
     """
     counts = RecordCounts()
     rows = [_ClaimRow(*v) for v in ResourceClaim.objects.filter(cluster=cluster).values_list(
@@ -298,7 +301,7 @@ def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime)
                 update.append(row)
             else:
                 counts.unchanged += 1
-        gone = [row for fp, row in open_rows.items() if fp not in wanted]
+        gone = [row for fp, row in open_rows.items() if fp not in wanted and row.category not in keep_categories]
         transitions: list[ClaimTransition] = []
         if gone:
             for row in gone:
@@ -319,9 +322,14 @@ def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime)
 
 
 def sync_diagnosis(cluster: Cluster, prom: dict[str, str] | None = None,
-                   model: ClusterModel | None = None) -> RecordCounts:
-    """Diagnose ``cluster`` and record the result (the sync hook passes its cluster model)."""
+                   model: ClusterModel | None = None) -> list[str]:
+    """Diagnose ``cluster`` and record the result (the sync hook passes its cluster model).
+
+    Returns the rules that failed, as messages for the sync run; the findings of the other
+    rules are recorded, and the failed rules' open findings are kept as they were."""
     findings, now = diagnose_cluster(cluster, prom, model=model)
-    counts = record_diagnosis(cluster, findings, now)
+    failures = tuple(getattr(findings, "failures", ()))
+    keep = frozenset(c for f in failures for c in f.categories)
+    counts = record_diagnosis(cluster, findings, now, keep_categories=keep)
     log.info("diagnosis of %s at %s: %s", cluster.name, now.isoformat(), counts.as_dict())
-    return counts
+    return [f.message() for f in failures]

@@ -52,8 +52,9 @@ def after_read_hooks(cluster, read) -> list[str]:
     (telemetry from snapshot scrapes) always, the other apps' analyses when ``analysis_due``.
 
     Each hook runs in a savepoint: one that fails leaves no half-written rows, the others
-    still run, and its failure is returned (``app: error``) for the run to report. After a
-    failure ``analyzed_at`` is not moved, so the next sync analyses again."""
+    still run, and its failure is returned (``app: error``) for the run to report; a hook may
+    also return parts of its analysis that failed while the rest was stored. After any
+    failure ``analyzed_at`` is cleared, so the next sync analyses again."""
     from django.apps import apps
     from django.db import transaction
 
@@ -72,10 +73,13 @@ def after_read_hooks(cluster, read) -> list[str]:
             continue  # nothing it depends on changed: its stored results stand
         try:
             with transaction.atomic():
-                hook(cluster, read)
+                problems = hook(cluster, read)
         except Exception as exc:  # reported on the run; the inventory itself is stored
             log.exception("%s analysis of cluster %s failed", app.label, cluster.name)
             failed.append(f"{app.label}: {type(exc).__name__}: {str(exc)[:300]}")
+            continue
+        # Parts of an analysis that failed while the rest was stored (a diagnosis rule).
+        failed.extend(f"{app.label}: {p}" for p in (problems or ()))
     if due and not failed:
         Cluster.objects.filter(pk=cluster.pk).update(analyzed_at=now)
         cluster.analyzed_at = now

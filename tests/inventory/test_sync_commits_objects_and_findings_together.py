@@ -92,3 +92,24 @@ def test_a_run_of_a_live_process_is_left_running(case_cluster, sync_snapshot):
     sync_snapshot(CASE, "case")
     alive.refresh_from_db()
     assert alive.status == SyncStatus.RUNNING
+
+
+def test_a_failing_rule_is_said_on_the_run_and_keeps_its_open_findings(case_cluster, monkeypatch, sync_snapshot):
+    from claims.diagnosis.context import Context
+    from claims.models import Finding
+    from inventory.models import SyncStatus
+
+    before = set(Finding.objects.filter(cluster=case_cluster, resolved_at__isnull=True).values_list("pk", "category"))
+    assert "capacity_exhausted" in {c for _, c in before}
+
+    def broken(self, claim):
+        raise RecursionError("maximum recursion depth exceeded in comparison")
+
+    monkeypatch.setattr(Context, "feasibility", broken)
+    case_cluster.analyzed_at = None  # analyse again although nothing changed
+    case_cluster.save(update_fields=["analyzed_at"])
+    run = sync_snapshot(CASE, "case")
+    assert run.status == SyncStatus.PARTIAL
+    assert any(e.startswith("analysis failed: claims: ") and "rule_allocation" in e for e in run.errors), run.errors
+    after = set(Finding.objects.filter(cluster=case_cluster, resolved_at__isnull=True).values_list("pk", "category"))
+    assert after == before  # the failed rule could not say its finding went away: kept open

@@ -17,4 +17,6 @@ class InventoryConfig(AppConfig):
         if read.prom:
             from .telemetry import store_scrapes
 
-            store_scrapes(cluster, read.prom)
+            stored = store_scrapes(cluster, read.prom)
+            if stored.get("skipped_lines"):  # counted on the run (counts["skipped"])
+                read.skipped["malformed scrape lines"] = stored["skipped_lines"]

@@ -165,33 +165,62 @@ def sample_from_labels(
     )
 
 
-def parse_exposition(text: str, *, timestamp: float | None = None) -> list[DcgmSample]:
-    """Parse Prometheus text exposition (or OpenMetrics) and keep the ``DCGM_*`` samples.
+@dataclass(frozen=True)
+class Scrape:
+    """A parsed scrape: ``samples`` (the ``DCGM_*`` ones), ``skipped`` malformed sample lines,
+    ``problems``: the first few of them as ``line N: malformed sample '...': reason``."""
+
+    samples: list[DcgmSample]
+    skipped: int = 0
+    problems: tuple[str, ...] = ()
+
+
+_PROBLEMS_KEPT = 5
+
+
+def parse_scrape(text: str, *, timestamp: float | None = None) -> Scrape:
+    """Parse Prometheus text exposition (or OpenMetrics) and keep the ``DCGM_*`` samples,
+    skipping and counting malformed sample lines (a truncated scrape, a hand-edited file):
+    one bad line costs that line, never the file or the sync.
 
     Works with or without ``# HELP``/``# TYPE`` lines (sample-only pastes are common).
     ``timestamp`` (Unix seconds) is used for samples whose line carries none, e.g. the
     snapshot time of a ``.prom`` file; a line's own timestamp (milliseconds in the text
-    format) wins. Errors: a malformed sample line raises ``ValueError`` naming its 1-based
-    line number - a scrape is machine-written, so a bad line means a truncated or wrong
-    file and silently dropping it would hide the fault. Comment lines are not validated.
+    format) wins. Comment lines are not validated.
     """
     out: list[DcgmSample] = []
+    skipped = 0
+    problems: list[str] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         try:
-            families = list(text_string_to_metric_families(stripped + "\n"))
+            parsed = []
+            for fam in text_string_to_metric_families(stripped + "\n"):
+                for s in fam.samples:
+                    ts = s.timestamp
+                    ts_f = float(ts) if ts is not None else timestamp
+                    sample = sample_from_labels(s.name, s.labels, s.value, ts_f)
+                    if sample is not None:
+                        parsed.append(sample)
         except Exception as exc:  # the parser raises ValueError, IndexError, KeyError...
-            raise ValueError(f"line {lineno}: malformed sample {stripped[:120]!r}: {exc}") from exc
-        for fam in families:
-            for s in fam.samples:
-                ts = s.timestamp
-                ts_f = float(ts) if ts is not None else timestamp
-                sample = sample_from_labels(s.name, s.labels, s.value, ts_f)
-                if sample is not None:
-                    out.append(sample)
-    return out
+            skipped += 1
+            if len(problems) < _PROBLEMS_KEPT:
+                problems.append(f"line {lineno}: malformed sample {stripped[:120]!r}: {str(exc)[:200]}")
+            continue
+        out.extend(parsed)
+    return Scrape(out, skipped, tuple(problems))
+
+
+def parse_exposition(text: str, *, timestamp: float | None = None) -> list[DcgmSample]:
+    """``parse_scrape``'s samples, strictly: a malformed sample line raises ``ValueError``
+    naming its 1-based line number (for text pasted or fetched whole, where a bad line means
+    the wrong input; snapshot scrapes go through ``parse_scrape``, which skips and counts)."""
+    scrape = parse_scrape(text, timestamp=timestamp)
+    if scrape.skipped:
+        raise ValueError(scrape.problems[0])
+    return scrape.samples
 
 
 def from_query_result(result: Iterable[Mapping[str, Any]]) -> list[DcgmSample]:

@@ -205,8 +205,6 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
         read = source.read()
         with transaction.atomic():
             counts, errors = apply_read(cluster, read)
-            if read.skipped:
-                counts["skipped"] = dict(read.skipped)
             if read.server_version:
                 cluster.server_version = read.server_version
             # The hooks read what they need from the database: let the parsed payload go first,
@@ -217,6 +215,8 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
             )
             read.changed = changed
             failed_analyses = (after_read(cluster, read) if after_read is not None else None) or []
+            if read.skipped:  # after the hooks: telemetry adds the malformed scrape lines it skipped
+                counts["skipped"] = dict(read.skipped)
             problems = [*errors, *(f"analysis failed: {a}" for a in failed_analyses)]
             run.counts = counts
             run.errors = problems[:200]

@@ -7,6 +7,7 @@ writes ``Device.metrics`` (DCGM field name -> value in the field's unit), ``metr
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -18,6 +19,8 @@ from . import parse as dcgm_parse
 from .bulk import update_rows
 from .models import Cluster, Device, SourceKind, UnmatchedSeries
 from .reconcile import BULK
+
+log = logging.getLogger(__name__)
 
 
 def store_samples(cluster: Cluster, samples, observed_at: datetime | None = None) -> dict[str, int]:
@@ -64,13 +67,20 @@ def store_samples(cluster: Cluster, samples, observed_at: datetime | None = None
 
 def store_scrapes(cluster: Cluster, prom: dict[str, str]) -> dict[str, int]:
     """Parse every scrape of a snapshot folder and store the values (file mtime unknown: the
-    samples' own timestamps, else the sync time, are recorded)."""
+    samples' own timestamps, else the sync time, are recorded). A malformed sample line is
+    skipped and counted (``skipped_lines``; the first ones are logged with file and line),
+    never a failure of the scrape or the sync."""
     from . import dcgm
 
     samples = []
-    for text in prom.values():
-        samples.extend(dcgm.parse_exposition(text))
-    return store_samples(cluster, samples, observed_at=datetime.now(UTC))
+    skipped = 0
+    for name, text in prom.items():
+        scrape = dcgm.parse_scrape(text)
+        samples.extend(scrape.samples)
+        skipped += scrape.skipped
+        for problem in scrape.problems:
+            log.warning("%s: %s: %s (skipped)", cluster.name, name, problem)
+    return {**store_samples(cluster, samples, observed_at=datetime.now(UTC)), "skipped_lines": skipped}
 
 
 STALE_AFTER = timedelta(minutes=5)

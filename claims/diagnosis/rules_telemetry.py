@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from claims.diagnosis.context import Context, claim_ref, node_ref, pod_ref, slice_ref
 from claims.diagnosis.findings import Finding
-from inventory.dcgm import DcgmSample, TelemetryJoin, join_samples, parse_exposition
+from inventory.dcgm import DcgmSample, TelemetryJoin, join_samples, parse_scrape
 from inventory.kube import DRA_GROUP, ObjectRef
 
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -24,10 +24,7 @@ PROF_GR_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 def _samples(ctx: Context) -> list[DcgmSample]:
     out: list[DcgmSample] = []
     for text in ctx.state.prom.values():
-        try:
-            out.extend(parse_exposition(text))
-        except ValueError:
-            continue  # a damaged scrape is reported by the loader, not diagnosed here
+        out.extend(parse_scrape(text).samples)  # a malformed line is skipped, the rest of the file kept
     return out
 
 

@@ -13,9 +13,9 @@ from .models import Category, Finding, Severity
 class ClaimFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method="search", label="Name")
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
-    namespace = django_filters.CharFilter(field_name="namespace", label="Namespace")
+    namespace = django_filters.CharFilter(field_name="namespace", lookup_expr="icontains", label="Namespace")
     state = django_filters.ChoiceFilter(choices=ClaimState.choices, label="State")
-    node = django_filters.CharFilter(field_name="node_name", label="Node")
+    node = django_filters.CharFilter(field_name="node_name", lookup_expr="icontains", label="Node")
     sort = django_filters.OrderingFilter(
         fields=(("created", "created"), ("namespace", "namespace"), ("name", "name"), ("state", "state")),
         label="Sort",

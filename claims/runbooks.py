@@ -43,13 +43,28 @@ _SAFE_NAME = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 _PLACEHOLDER_KINDS = {"claim": "ResourceClaim", "pod": "Pod", "node": "Node", "slice": "ResourceSlice", "class": "DeviceClass"}
 
 
-def placeholder_values(involved: Iterable[Mapping[str, object]], node_name: str = "") -> dict[str, str]:
+# A DRA driver's kubelet plugin pod, by the names drivers give their DaemonSet
+# (nvidia-dra-driver-gpu-kubelet-plugin-..., dra-example-driver-kubeletplugin-...).
+_PLUGIN_MARKS = ("kubelet-plugin", "kubeletplugin")
+
+
+def placeholder_values(involved: Iterable[Mapping[str, object]], node_name: str = "",
+                       claim_uid: str = "") -> dict[str, str]:
     """Values for a runbook's ``<ns>``, ``<claim>``, ``<pod>``, ``<node>``, ``<slice>`` and
     ``<class>`` from a finding's involved objects (``[{kind, namespace, name}]``, main object
     first) and its node: the first object of each kind; ``<ns>`` from the first namespaced one.
+    ``<kubelet-plugin-pod>`` and ``<driver-ns>``: the involved Pod that is a driver's kubelet
+    plugin (its name says so) and its namespace; ``<claim-uid>`` from ``claim_uid``.
     Values that are not valid Kubernetes names are left out (the placeholder stays)."""
     values: dict[str, str] = {}
     objs = list(involved)
+    plugin = next((o for o in objs if o.get("kind") == "Pod" and any(m in str(o.get("name") or "") for m in _PLUGIN_MARKS)), None)
+    if plugin is not None:
+        for key, value in (("kubelet-plugin-pod", plugin.get("name")), ("driver-ns", plugin.get("namespace"))):
+            if isinstance(value, str) and _SAFE_NAME.fullmatch(value):
+                values[key] = value
+    if claim_uid and _SAFE_NAME.fullmatch(claim_uid):
+        values["claim-uid"] = claim_uid
     for key, kind in _PLACEHOLDER_KINDS.items():
         name = next((str(o.get("name") or "") for o in objs if o.get("kind") == kind), "")
         if key == "node" and not name:

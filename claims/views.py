@@ -8,6 +8,7 @@ whatever the number of rows (tests guard it).
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from django.core.paginator import Paginator
 from django.db.models import F, Prefetch, Q
@@ -22,6 +23,7 @@ from inventory.htmx import render_live
 from inventory.models import AllocationResult, ClaimState, KubeObject, Pod, Reservation, ResourceClaim, SourceKind
 from inventory.records import parse_event
 
+from .context_processors import NAV_SEVERITIES
 from .filters import ClaimFilter, StuckFilter
 from .links import attach_object_links
 from .models import ClaimTransition, Finding, TransitionField
@@ -35,13 +37,35 @@ POD_FINDING_LIMIT = 50
 F_RESOLVED_LAST = F("resolved_at").desc(nulls_first=True)
 
 
-def attach_age_reference(findings: list[Finding]) -> None:
-    """``f.age_at``: the moment ages are measured to. A live cluster: now. A snapshot: the
-    diagnosis time it was last seen at (the snapshot's own clock), else a week-old snapshot
-    would show every claim as a week stuck."""
+def reference_times(clusters) -> dict[int, datetime]:
+    """The one moment every age on a page is measured to, per cluster (pk -> time): a live
+    cluster's is now; a snapshot's is its own clock, the newest diagnosis time stored for it
+    (its findings' ``last_seen``, else its transitions' ``observed_at``), else a week-old
+    snapshot would show every claim as a week stuck. One "now" per cluster, so a finding, the
+    lifecycle panel and the list ages on one page agree. At most 2 queries, none for live
+    clusters."""
+    from django.db.models import Max
+
     now = timezone.now()
+    by_pk = {c.pk: c for c in clusters}
+    out = {pk: now for pk in by_pk}
+    missing = {pk for pk, c in by_pk.items() if c.source_kind == SourceKind.SNAPSHOT}
+    for model, field in ((Finding, "last_seen"), (ClaimTransition, "observed_at")):
+        if not missing:
+            break
+        rows = model.objects.filter(cluster_id__in=missing).values_list("cluster_id").annotate(t=Max(field)).order_by()
+        for pk, t in rows:
+            if t is not None:
+                out[pk] = t
+                missing.discard(pk)
+    return out
+
+
+def attach_age_reference(findings: list[Finding], clock: dict[int, datetime] | None = None) -> None:
+    """``f.age_at``: the moment ages are measured to (``reference_times`` of its cluster)."""
+    clock = clock if clock is not None else reference_times({f.cluster for f in findings})
     for f in findings:
-        f.age_at = f.last_seen if f.cluster.source_kind == SourceKind.SNAPSHOT else now
+        f.age_at = clock.get(f.cluster_id) or timezone.now()
 
 
 @vary_on_headers("HX-Request")
@@ -57,7 +81,9 @@ def stuck(request):
     attach_object_links(findings)
     params = request.GET.copy()
     params.pop("page", None)
-    ctx = {"filter": f, "page": page, "findings": findings, "params": params.urlencode()}
+    ctx = {"filter": f, "page": page, "findings": findings, "params": params.urlencode(),
+           # The navigation's number: the critical and warning ones (claims.context_processors).
+           "actionable": filtered(f).filter(severity__in=NAV_SEVERITIES).count()}
     return render_live(request, "claims/stuck.html", "table", ctx)
 
 
@@ -70,6 +96,9 @@ def claim_list(request):
     page = Paginator(filtered(f), PAGE_SIZE).get_page(request.GET.get("page"))
     claims = list(page.object_list)
     attach_claim_rows(claims)
+    clock = reference_times({c.cluster for c in claims})
+    for c in claims:
+        c.age_at = clock.get(c.cluster_id)
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"filter": f, "page": page, "claims": claims, "params": params.urlencode()}
@@ -176,7 +205,8 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
         .filter(Q(claim=claim) | Q(kind="ResourceClaim", namespace=claim.namespace, name=claim.name))
         .select_related("cluster").order_by(F_RESOLVED_LAST, "severity_rank", "-first_seen", "pk")[:30]
     )
-    attach_age_reference(findings)
+    clock = reference_times([claim.cluster])
+    attach_age_reference(findings, clock)
     seen_pods = [p for p in (*pods.values(), owner) if p is not None]
     attach_object_links(findings, known=[("ResourceClaim", claim.cluster_id, claim.namespace, claim.name)]
                         + [("Pod", claim.cluster_id, p.namespace, p.name) for p in seen_pods])
@@ -198,6 +228,7 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
         "events": _events(claim.cluster, claim.namespace, {claim.name}, pod_names),
         "transitions": transitions,
         "history": _history(claim, transitions, reserved_now=bool(reservations), allocated_now=bool(results)),
+        "now": clock[claim.cluster_id],
     }
     return render(request, "claims/claim_detail.html", ctx)
 
@@ -208,28 +239,51 @@ def pod_detail(request, cluster_name: str, namespace: str, name: str):
     claims = ResourceClaim.objects.filter(cluster=pod.cluster, namespace=pod.namespace, name__in=pod.claim_names).defer("raw")
     refs = (pod.raw.get("spec") or {}).get("resourceClaims") or []
     findings = _pod_findings(pod)
-    attach_age_reference(findings)
+    clock = reference_times([pod.cluster])
+    attach_age_reference(findings, clock)
     attach_object_links(findings, known=[("Pod", pod.cluster_id, pod.namespace, pod.name)])
     ctx = {
         "pod": pod, "claims": claims, "refs": refs, "conditions": (pod.raw.get("status") or {}).get("conditions") or [],
         "open_findings": findings,
         "events": _events(pod.cluster, pod.namespace, set(), {pod.name}),
+        "now": clock[pod.cluster_id],
     }
     return render(request, "claims/pod_detail.html", ctx)
 
 
 def runbook(request, category: str):
-    """A category's runbook; with ``?finding=<id>`` also that finding's involved objects."""
-    finding, values = None, {}
+    """A category's runbook; with ``?finding=<id>`` also that finding's involved objects, its
+    commands filled in, and the claims holding the devices of the ResourceSlices it names."""
+    finding, values, held = None, {}, []
     fid = request.GET.get("finding", "")
     if fid.isdigit():
-        finding = Finding.objects.select_related("cluster").filter(pk=int(fid), category=category).first()
+        finding = Finding.objects.select_related("cluster", "claim").filter(pk=int(fid), category=category).first()
         if finding is not None:
             attach_object_links([finding])
-            values = placeholder_values(finding.involved or [], finding.node_name)
+            values = placeholder_values(finding.involved or [], finding.node_name,
+                                        finding.claim.uid if finding.claim else "")
+            held = _held_devices(finding)
     try:
         html = render_runbook(category, values)
     except (UnknownCategory, OSError):
         raise Http404("no such diagnosis category") from None
-    ctx = {"category": category, "html": html, "finding": finding, "filled": values}
+    ctx = {"category": category, "html": html, "finding": finding, "filled": values, "held": held}
     return render(request, "claims/runbook.html", ctx)
+
+
+HELD_LIMIT = 100
+
+
+def _held_devices(finding: Finding) -> list:
+    """Allocated devices of the ResourceSlices a finding names, with their holders (e.g. who
+    holds the GPUs a ``capacity_exhausted`` claim waits for), at most ``HELD_LIMIT``. 4 queries."""
+    from inventory.models import Device
+    from inventory.queries import attach_holders
+
+    slices = [str(o.get("name")) for o in finding.involved or [] if isinstance(o, dict) and o.get("kind") == "ResourceSlice"]
+    if not slices:
+        return []
+    devices = list(Device.objects.filter(cluster=finding.cluster, slice__name__in=slices, allocations__isnull=False)
+                   .select_related("cluster").defer("capacity").distinct().order_by("node_name", "name", "pk")[:HELD_LIMIT])
+    attach_holders(finding.cluster_id, devices)
+    return devices

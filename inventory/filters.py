@@ -54,11 +54,11 @@ class NodeFilter(django_filters.FilterSet):
 
 
 class DeviceFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="UUID, pod or claim")
+    q = django_filters.CharFilter(method="search", label="UUID, profile, pod, claim or namespace")
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
     type = django_filters.ChoiceFilter(choices=DeviceType.choices, label="Type")
-    driver = django_filters.CharFilter(field_name="driver", label="Driver")
-    profile = django_filters.CharFilter(field_name="profile", label="MIG profile")
+    driver = django_filters.CharFilter(field_name="driver", lookup_expr="icontains", label="Driver")
+    profile = django_filters.CharFilter(field_name="profile", lookup_expr="icontains", label="MIG profile")
     allocated = django_filters.BooleanFilter(method="by_allocated", label="Allocated", widget=forms.Select(choices=ANY_YES_NO))
 
     class Meta:
@@ -74,6 +74,9 @@ class DeviceFilter(django_filters.FilterSet):
             | Q(allocations__claim__name__icontains=value)
             | Q(allocations__claim__reservations__name__icontains=value)
             | Q(metrics_pod__icontains=value)
+            | Q(profile__icontains=value)
+            | Q(allocations__claim__namespace__icontains=value)
+            | Q(allocations__claim__reservations__uid__iexact=value)
         ).distinct()
 
     def by_allocated(self, qs, name, value):

@@ -6,9 +6,11 @@ What each kind is matched on (all case-insensitive substrings, no regex: cluster
 untrusted and the term is user text):
 
 - Device: ``uuid`` or ``parent_uuid`` (``device_uuid_q``, the UUID part of the device
-  list's own ``q``), so a GPU UUID finds the GPU and its MIG instances.
-- ResourceClaim / Pod: ``metadata.name``; a term written ``namespace/name`` (as pages show
-  them) matches that namespace exactly and the name as a substring.
+  list's own ``q``), so a GPU UUID finds the GPU and its MIG instances; or its MIG
+  ``profile`` (``1g.18gb``, ``3g``).
+- ResourceClaim / Pod: ``metadata.name`` or ``metadata.namespace``; a term written
+  ``namespace/name`` (as pages show them) matches that namespace exactly and the name as a
+  substring. A Pod also by its ``metadata.uid`` (what ``reservedFor`` and DCGM name).
 - Node: ``metadata.name``.
 
 Queries: one per kind (``limit + 1`` rows tell whether there are more), plus one ``COUNT``
@@ -87,8 +89,9 @@ class SearchResult:
 
 
 def _name_q(term: Term) -> Q:
-    """Claims and pods: a name substring, or ``namespace/name`` when the term has that shape."""
-    q = Q(name__icontains=term.text)
+    """Claims and pods: a name or namespace substring, or ``namespace/name`` when the term has
+    that shape."""
+    q = Q(name__icontains=term.text) | Q(namespace__icontains=term.text)
     if term.namespace:
         q |= Q(namespace=term.namespace, name__icontains=term.name)
     return q
@@ -118,21 +121,21 @@ def search(raw: str, limit: int = LIMIT) -> SearchResult:
     """Look ``raw`` up in every kind; no query at all for an empty (or blank) term."""
     term = Term.parse(raw)
     groups = [
-        Group("device", "Devices", "GPU and MIG UUIDs (and parent GPU UUIDs)"),
-        Group("claim", "ResourceClaims", "claim names and namespace/name"),
-        Group("pod", "Pods", "pod names and namespace/name"),
+        Group("device", "Devices", "GPU and MIG UUIDs (and parent GPU UUIDs), MIG profiles"),
+        Group("claim", "ResourceClaims", "claim names, namespaces and namespace/name"),
+        Group("pod", "Pods", "pod names, namespaces, namespace/name and uids"),
         Group("node", "Nodes", "node names"),
     ]
     result = SearchResult(term, groups)
     if not term.text:
         return result
     device, claim, pod, node = groups
-    _fill(device, Device.objects.filter(device_uuid_q(term.text))
+    _fill(device, Device.objects.filter(device_uuid_q(term.text) | Q(profile__icontains=term.text))
           .select_related("cluster").defer("capacity", "metrics", "device_classes")
           .order_by("cluster__name", "node_name", "driver", "name", "pk"), limit)  # fmt: skip
     _fill(claim, ResourceClaim.objects.filter(_name_q(term)).select_related("cluster").defer("raw", "requests")
           .order_by("cluster__name", "namespace", "name", "pk"), limit)  # fmt: skip
-    _fill(pod, Pod.objects.filter(_name_q(term)).select_related("cluster").defer("raw", "claim_names")
+    _fill(pod, Pod.objects.filter(_name_q(term) | Q(uid__iexact=term.text)).select_related("cluster").defer("raw", "claim_names")
           .order_by("cluster__name", "namespace", "name", "pk"), limit)  # fmt: skip
     _fill(node, Node.objects.filter(name__icontains=term.text).select_related("cluster").defer("raw", "labels")
           .order_by("cluster__name", "name", "pk"), limit)  # fmt: skip

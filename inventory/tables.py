@@ -55,20 +55,39 @@ class NodeTable(tables.Table):
 
 
 class DeviceTable(tables.Table):
-    name = tables.Column(linkify=True)
+    """The device list: every column sorts on the server (``?sort=``); ``holder`` comes from
+    ``queries.attach_holders`` on the page's rows (the view attaches it)."""
+
+    name = tables.Column(linkify=True, verbose_name="Device")
     cluster = tables.Column(accessor="cluster__name", verbose_name="Cluster")
-    node_name = tables.Column(verbose_name="Node")
+    node_name = tables.TemplateColumn(
+        '{% if record.node_name %}<a href="{% url \'inventory:node\' record.cluster.name record.node_name %}">{{ record.node_name }}</a>'
+        '{% else %}<span class="muted">network</span>{% endif %}', verbose_name="Node")
     driver = tables.Column()
-    type = tables.Column()
+    type = tables.Column(verbose_name="Type")
     product_name = tables.Column(verbose_name="Product")
-    profile = tables.Column(verbose_name="Profile")
+    profile = tables.Column(verbose_name="Profile", attrs={"td": {"class": "profile"}})
+    memory_bytes = tables.Column(verbose_name="Memory", attrs={"td": {"class": "nowrap"}})
     uuid = tables.Column(verbose_name="UUID", attrs={"td": {"class": "mono"}})
+    held_by = tables.TemplateColumn('{% include "inventory/_holder.html" with holder=record.holder %}',
+                                    orderable=False, verbose_name="Held by", empty_values=())
 
     class Meta:
         model = Device
-        fields = ("name", "cluster", "node_name", "driver", "type", "product_name", "profile", "uuid")
+        fields = ("name", "cluster", "node_name", "driver", "type", "product_name", "profile", "memory_bytes", "uuid")
+        sequence = ("name", "cluster", "node_name", "driver", "type", "product_name", "profile", "memory_bytes", "uuid", "held_by")
         order_by = ("cluster", "node_name", "name")
-        empty_text = "No devices match."
+        attrs = {"class": "devices"}
+        empty_text = ("No devices match. Search by GPU or MIG UUID, MIG profile, device or node name, claim name or "
+                      "namespace, pod name or uid.")
+
+    def render_type(self, record):
+        return record.type_raw or record.type
+
+    def render_memory_bytes(self, value):
+        from .templatetags.claimscope import gib
+
+        return gib(value)
 
 
 def node_status(node: Node) -> str:

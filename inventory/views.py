@@ -6,7 +6,6 @@ htmx requests (``page.html#partial``) and the full page otherwise.
 
 from __future__ import annotations
 
-from django.core.paginator import Paginator
 from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.vary import vary_on_headers
@@ -16,7 +15,7 @@ from . import listexport, object_views, queries, search
 from .filters import DeviceFilter, NodeFilter, filtered
 from .htmx import partial_template, render_live
 from .models import Cluster, Device, Node, ResourceSlice, SyncRun
-from .tables import DEVICE_EXPORT, NODE_EXPORT, NodeTable
+from .tables import DEVICE_EXPORT, NODE_EXPORT, DeviceTable, NodeTable
 
 PAGE_SIZE = 50
 
@@ -83,12 +82,11 @@ def device_list(request):
     ordered = filtered(f).order_by("cluster__name", "node_name", "driver", "name", "pk")
     if fmt := listexport.requested(request):
         return listexport.response(fmt, "devices", ordered, DEVICE_EXPORT, hook=lambda rows: queries.attach_holders(None, rows))
-    page = Paginator(ordered, PAGE_SIZE).get_page(request.GET.get("page"))
-    devices = list(page.object_list)
+    table = DeviceTable(ordered)
+    RequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
+    devices = [row.record for row in table.page.object_list]
     queries.attach_holders(None, devices)
-    params = request.GET.copy()
-    params.pop("page", None)
-    ctx = {"filter": f, "page": page, "devices": devices, "params": params.urlencode()}
+    ctx = {"filter": f, "table": table, "devices": devices}
     return render(request, partial_template(request, "inventory/device_list.html", "table"), ctx)
 
 

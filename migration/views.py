@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 from django import forms
+from django.conf import settings
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.http import Http404, HttpResponse
@@ -152,12 +154,35 @@ def _readiness_context(request, cluster: Cluster | None) -> dict[str, Any]:
     return ctx
 
 
+# The reader's last cluster on the readiness page: a cookie (a cluster name, nothing secret),
+# so remembering costs no session write.
+READINESS_COOKIE = "claimscope_readiness_cluster"
+
+
+def _readiness_cluster(request) -> tuple[Cluster | None, list[Cluster]]:
+    """``?cluster=``, else the reader's last choice (``READINESS_COOKIE``), else the cluster
+    whose checklist was evaluated last (not the first by name, which may have no history)."""
+    if request.GET.get("cluster"):
+        return _selected_cluster(request)
+    clusters = list(Cluster.objects.only("name").order_by("name"))
+    remembered = request.COOKIES.get(READINESS_COOKIE) or ""
+    chosen = next((c for c in clusters if c.name == remembered), None)
+    if chosen is None:
+        newest = ReadinessEvaluation.objects.order_by("-evaluated_at", "-pk").values_list("cluster_id", flat=True).first()
+        chosen = next((c for c in clusters if c.pk == newest), clusters[0] if clusters else None)
+    return chosen, clusters
+
+
 @vary_on_headers("HX-Request")
 def readiness(request):
-    cluster, clusters = _selected_cluster(request)
+    cluster, clusters = _readiness_cluster(request)
     ctx = _readiness_context(request, cluster)
     ctx["clusters"] = clusters
-    return render(request, partial_template(request, "migration/readiness.html", "readiness"), ctx)
+    response = render(request, partial_template(request, "migration/readiness.html", "readiness"), ctx)
+    if cluster is not None and request.GET.get("cluster"):
+        response.set_cookie(READINESS_COOKIE, cluster.name, max_age=90 * 86400, samesite="Lax",
+                            secure=settings.SESSION_COOKIE_SECURE, httponly=True)
+    return response
 
 
 def _back_to_readiness(request, cluster: Cluster, ctx_extra: dict[str, Any] | None = None):
@@ -195,8 +220,19 @@ def evaluate(request, cluster_name: str):
     cluster = get_object_or_404(Cluster, name=cluster_name)
     if not can_attest(request.user):
         raise PermissionDenied("only operators may re-evaluate")
-    evaluate_cluster(cluster, timezone.now(), Trigger.MANUAL)
-    return _back_to_readiness(request, cluster)
+    before = ReadinessEvaluation.objects.filter(cluster=cluster).first()
+    row, created = evaluate_cluster(cluster, timezone.now(), Trigger.MANUAL)
+    if not created:
+        message = f"Re-evaluated: nothing changed since the evaluation of {row.evaluated_at:%Y-%m-%d %H:%M} UTC."
+    elif before is None:
+        message = "Evaluated for the first time."
+    else:
+        changed = diff_items(before, row)
+        titles = ", ".join(d["title"] for d in changed[:5]) + ("…" if len(changed) > 5 else "")
+        message = f"Re-evaluated: {len(changed)} item{'s' if len(changed) != 1 else ''} changed ({titles})."
+    if not request.htmx:
+        messages.info(request, message)
+    return _back_to_readiness(request, cluster, {"evaluate_message": message})
 
 
 # --- plan -------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
 
 from django import template
 from django.utils import timezone
@@ -64,9 +65,13 @@ def age(value, now: datetime | None = None) -> str:
 
 @register.filter
 def pct(part, whole) -> int:
+    """``part`` of ``whole`` in whole percent, halves rounded up (5 of 8 is 63 %, 3 of 8 is
+    38 %, so the two add up to 100; Python's ``round`` rounds halves to even: 62 and 38)."""
     try:
-        return round(100 * float(part) / float(whole)) if whole else 0
-    except (TypeError, ValueError):
+        if not whole:
+            return 0
+        return int((Decimal(100) * Decimal(str(part)) / Decimal(str(whole))).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    except (TypeError, ValueError, ArithmeticError):
         return 0
 
 

@@ -58,6 +58,7 @@ class Context:
     _used: dict[DeviceKey, list[ResourceClaim]] | None = None
     _feasibility: dict[tuple[str, str], ClaimFeasibility] = field(default_factory=dict)
     _feasibility_memo: dict[Any, Any] = field(default_factory=dict)
+    _class_slices: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
 
     def age(self, since: str | None) -> float | None:
         """Seconds from ``since`` to ``now``; None when unknown."""
@@ -80,6 +81,16 @@ class Context:
         if key not in self._feasibility:
             self._feasibility[key] = assess_claim(self.state, claim, self.used, self._feasibility_memo)
         return self._feasibility[key]
+
+    def slices_with_class_devices(self, classes: tuple[str, ...], matches: Any) -> list[str]:
+        """Names of the slices publishing a device that one of the DeviceClasses ``classes``
+        selects (``matches(class, device)``), once per set of classes and run: many claims
+        stuck on the same classes would each evaluate every device's selectors again."""
+        if classes not in self._class_slices:
+            self._class_slices[classes] = sorted(
+                {d.slice_name for d in self.state.devices.values() if any(matches(c, d) for c in classes)}
+            )
+        return self._class_slices[classes]
 
     def pending_consumers(self, claim: ResourceClaim) -> list[Pod]:
         """Live, unbound pods waiting for this unallocated claim."""

@@ -39,6 +39,11 @@ def _gap_nodes_could_match(ctx: Context, feas: ClaimFeasibility, gaps: Mapping[s
     return any(node_could_satisfy(ctx, feas, node_name) for node_name in gaps)
 
 
+# A finding names at most this many slices (the evidence counts them all): on a large fleet
+# every slice matches a plain "one GPU" request, and a finding naming 5,000 objects helps no one.
+SLICES_LISTED = 20
+
+
 def rule_allocation(ctx: Context) -> Iterator[Finding]:
     """device_class_missing / no_matching_device / capacity_exhausted / constraint_unsatisfiable."""
     state = ctx.state
@@ -67,6 +72,7 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
         slices = sorted(
             {state.devices[k].slice_name for r in feas.requests for k in r.matching}
         )
+        slices_total = len(slices)
         age = ctx.age(since)
         pending_txt = f", pending {minutes(age)}" if age is not None else ""
         who = f"{claim.namespace}/{claim.name}"
@@ -90,17 +96,8 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
         elif category == "no_matching_device":
             classes = sorted({r.device_class or "?" for r in feas.requests})
             objs.extend(ObjectRef("DeviceClass", None, c) for c in classes)
-            class_slices = sorted(
-                {
-                    d.slice_name
-                    for d in state.devices.values()
-                    if any(
-                        _class_matches(ctx, c, d)
-                        for c in classes
-                    )
-                }
-            )
-            objs.extend(slice_ref(s) for s in class_slices or slices)
+            class_slices = ctx.slices_with_class_devices(tuple(classes), lambda c, d: _class_matches(ctx, c, d))
+            objs.extend(slice_ref(s) for s in (class_slices or slices)[:SLICES_LISTED])
             sel = "; ".join(s for r in feas.requests for s in r.selectors)
             summary = (
                 f"Claim {who}: {feas.detail}; {len(state.devices)} devices published, none"
@@ -112,7 +109,7 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
             )
             severity = "critical"
         elif category == "capacity_exhausted":
-            objs.extend(slice_ref(s) for s in slices)
+            objs.extend(slice_ref(s) for s in slices[:SLICES_LISTED])
             holders = sorted(
                 {f"{c.namespace}/{c.name}" for r in feas.requests for k in r.matching
                  for c in ctx.used.get(k, [])}
@@ -127,7 +124,7 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
             )
             severity = "warning"
         else:
-            objs.extend(slice_ref(s) for s in slices)
+            objs.extend(slice_ref(s) for s in slices[:SLICES_LISTED])
             summary = f"Claim {who}: {feas.detail}{pending_txt}."
             action = (
                 "Free devices that satisfy the constraint together (e.g. two instances on one"
@@ -158,6 +155,7 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
                     for r in feas.requests
                 ],
                 "absent": absent,
+                "slices_with_matching_devices": slices_total,
                 "scheduling_events": ctx.scheduling_messages(pods),
             },
         )

@@ -6,7 +6,7 @@ import django_filters
 from django import forms
 from django.db.models import Q
 
-from .models import Cluster, Device, DeviceType, Node
+from .models import Cluster, Device, DeviceClass, DeviceType, Node, ResourceSlice
 
 ANY_YES_NO = (("", "Any"), ("true", "Yes"), ("false", "No"))
 
@@ -60,10 +60,11 @@ class DeviceFilter(django_filters.FilterSet):
     driver = django_filters.CharFilter(field_name="driver", lookup_expr="icontains", label="Driver")
     profile = django_filters.CharFilter(field_name="profile", lookup_expr="icontains", label="MIG profile")
     allocated = django_filters.BooleanFilter(method="by_allocated", label="Allocated", widget=forms.Select(choices=ANY_YES_NO))
+    slice = django_filters.CharFilter(field_name="slice__name", label="ResourceSlice")
 
     class Meta:
         model = Device
-        fields = ["q", "cluster", "type", "driver", "profile", "allocated"]
+        fields = ["q", "cluster", "type", "driver", "profile", "allocated", "slice"]
 
     def search(self, qs, name, value):
         value = value.strip()
@@ -83,3 +84,23 @@ class DeviceFilter(django_filters.FilterSet):
         if value is None:
             return qs
         return qs.filter(allocations__isnull=not value).distinct()
+
+
+class DeviceClassFilter(django_filters.FilterSet):
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
+    name = django_filters.CharFilter(field_name="name", lookup_expr="icontains", label="Name")
+
+    class Meta:
+        model = DeviceClass
+        fields = ["cluster", "name"]
+
+
+class ResourceSliceFilter(django_filters.FilterSet):
+    cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
+    driver = django_filters.CharFilter(field_name="driver", lookup_expr="icontains", label="Driver")
+    pool = django_filters.CharFilter(field_name="pool", lookup_expr="icontains", label="Pool")
+    node = django_filters.CharFilter(field_name="node_name", lookup_expr="icontains", label="Node")
+
+    class Meta:
+        model = ResourceSlice
+        fields = ["cluster", "driver", "pool", "node"]

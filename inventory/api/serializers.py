@@ -13,7 +13,7 @@ from django.urls import NoReverseMatch, reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from ..models import Cluster, Device, Node
+from ..models import Cluster, Device, DeviceClass, Node, ResourceSlice
 from ..object_views import device_plugin_gpus
 from ..tables import node_status
 
@@ -128,3 +128,37 @@ def _claim_page(claim) -> str | None:
         return reverse("claims:claim", args=[claim.cluster.name, claim.namespace, claim.name])
     except NoReverseMatch:
         return None
+
+
+class DeviceClassSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="inventory-api:deviceclass-detail")
+    page = serializers.SerializerMethodField()
+    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    selectors = serializers.ListField(child=serializers.CharField(), help_text="spec.selectors[].cel.expression")
+
+    class Meta:
+        model = DeviceClass
+        fields = ["id", "url", "page", "cluster", "name", "uid", "selectors", "extended_resource_name"]
+
+    def get_page(self, obj: DeviceClass) -> str | None:
+        try:
+            return reverse("inventory:deviceclass", args=[obj.cluster.name, obj.name])
+        except NoReverseMatch:
+            return None
+
+
+class ResourceSliceSerializer(serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="inventory-api:resourceslice-detail")
+    page = serializers.SerializerMethodField()
+    cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = ResourceSlice
+        fields = ["id", "url", "page", "cluster", "name", "uid", "driver", "pool", "pool_generation",
+                  "resource_slice_count", "node_name", "all_nodes", "device_count"]
+
+    def get_page(self, obj: ResourceSlice) -> str | None:
+        try:
+            return reverse("inventory:resourceslice", args=[obj.cluster.name, obj.name])
+        except NoReverseMatch:
+            return None

@@ -12,6 +12,8 @@ router = SimpleRouter()
 router.register("clusters", views.ClusterViewSet, basename="cluster")
 router.register("nodes", views.NodeViewSet, basename="node")
 router.register("devices", views.DeviceViewSet, basename="device")
+router.register("device-classes", views.DeviceClassViewSet, basename="deviceclass")
+router.register("resource-slices", views.ResourceSliceViewSet, basename="resourceslice")
 
 inventory_patterns = ([*router.urls], "inventory-api")
 

@@ -9,10 +9,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import queries
-from ..filters import DeviceFilter, NodeFilter
-from ..models import Cluster, Device, Node
+from ..filters import DeviceClassFilter, DeviceFilter, NodeFilter, ResourceSliceFilter
+from ..models import Cluster, Device, DeviceClass, Node, ResourceSlice
 from .base import ReadOnlyViewSet
-from .serializers import ClusterSerializer, DeviceSerializer, NodeSerializer
+from .serializers import (
+    ClusterSerializer,
+    DeviceClassSerializer,
+    DeviceSerializer,
+    NodeSerializer,
+    ResourceSliceSerializer,
+)
 
 
 class ClusterViewSet(ReadOnlyViewSet):
@@ -48,6 +54,23 @@ class DeviceViewSet(ReadOnlyViewSet):
 
     def page_hook(self, rows):
         queries.attach_holders(None, rows)
+
+
+class DeviceClassViewSet(ReadOnlyViewSet):
+    """DeviceClasses with their CEL selectors."""
+
+    queryset = DeviceClass.objects.select_related("cluster").defer("raw").order_by("cluster__name", "name", "pk")
+    serializer_class = DeviceClassSerializer
+    filterset_class = DeviceClassFilter
+
+
+class ResourceSliceViewSet(ReadOnlyViewSet):
+    """ResourceSlices (pool, generation, node); their devices: ``/api/inventory/devices/?slice=<name>``."""
+
+    queryset = ResourceSlice.objects.select_related("cluster").defer("raw").order_by(
+        "cluster__name", "node_name", "driver", "name", "pk")
+    serializer_class = ResourceSliceSerializer
+    filterset_class = ResourceSliceFilter
 
 
 # Each app's endpoints by URL name; the root lists those that resolve (no app imports another).

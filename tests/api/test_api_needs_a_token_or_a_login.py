@@ -7,7 +7,7 @@ from rest_framework.test import APIClient
 
 pytestmark = pytest.mark.django_db
 URLS = ["/api/", "/api/schema/", "/api/inventory/clusters/", "/api/inventory/nodes/", "/api/inventory/devices/",
-        "/api/claims/claims/", "/api/claims/findings/", "/api/migration/readiness/", "/api/migration/plan/?cluster=x"]
+        "/api/inventory/device-classes/", "/api/inventory/resource-slices/", "/api/claims/claims/", "/api/claims/findings/", "/api/migration/readiness/", "/api/migration/plan/?cluster=x"]
 
 
 @pytest.mark.parametrize("url", URLS)
@@ -54,5 +54,6 @@ def test_the_api_is_read_only(api, fleet):
 
 def test_the_root_lists_every_endpoint(api):
     body = api.get("/api/").json()
-    for key in ("clusters", "nodes", "devices", "claims", "findings", "readiness", "plan", "schema"):
+    for key in ("clusters", "nodes", "devices", "device-classes", "resource-slices", "claims", "findings", "readiness",
+                "plan", "schema"):
         assert body[key].startswith("http://testserver/api/"), key

@@ -21,6 +21,22 @@ schema = schemathesis.openapi.from_dict(_schema())
 schema.app = get_wsgi_application()
 
 
+@pytest.fixture(autouse=True)
+def _keep_the_test_connection():
+    """schemathesis calls the WSGI app itself, so each response's ``request_finished`` would
+    run ``close_old_connections`` and close the test's connection inside its transaction (on
+    PostgreSQL; SQLite's in-memory test database ignores it). Django's own test client
+    disconnects it the same way."""
+    from django.core import signals
+    from django.db import close_old_connections
+
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
 @pytest.fixture(scope="module")
 def _loaded(django_db_setup, django_db_blocker):
     """The real-shaped fleet of conftest.fleet, loaded once for every generated case."""

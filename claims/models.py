@@ -67,20 +67,22 @@ class Finding(models.Model):
     summary = models.TextField()
     next_action = models.TextField(blank=True)
     involved = models.JSONField(default=list, help_text="[{kind, namespace, name}], main object first")
-    kind = models.CharField(max_length=128, blank=True)
-    namespace = models.CharField(max_length=253, blank=True)
-    name = models.CharField(max_length=253, blank=True)
+    # Cluster text (object names a finding quotes may come from references nothing validated):
+    # text columns, so no length refuses the finding.
+    kind = models.TextField(blank=True)
+    namespace = models.TextField(blank=True)
+    name = models.TextField(blank=True)
     claim = models.ForeignKey(
         ResourceClaim, on_delete=models.SET_NULL, null=True, blank=True, related_name="findings",
         help_text="kept as history when the claim row goes: the object columns still name it",
     )
-    node_name = models.CharField(max_length=253, blank=True)
+    node_name = models.TextField(blank=True)
     since = models.DateTimeField(null=True, blank=True)
     first_seen = models.DateTimeField()
     last_seen = models.DateTimeField()
     evidence = models.JSONField(default=dict)
-    fingerprint = models.CharField(max_length=800)
-    uid = models.CharField(max_length=253, blank=True, help_text="uid of the main object (empty when it is not stored)")
+    fingerprint = models.TextField()
+    uid = models.TextField(blank=True, help_text="uid of the main object (empty when it is not stored)")
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     objects = FindingQuerySet.as_manager()
@@ -140,9 +142,9 @@ class ClaimTransition(models.Model):
     """
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="claim_transitions")
-    claim_uid = models.CharField(max_length=253, blank=True)
-    namespace = models.CharField(max_length=253, blank=True)
-    name = models.CharField(max_length=253)
+    claim_uid = models.TextField(blank=True)
+    namespace = models.TextField(blank=True)
+    name = models.TextField()
     field = models.CharField(max_length=16, choices=TransitionField.choices)
     old = models.CharField(max_length=64, blank=True)
     new = models.CharField(max_length=64, blank=True)
@@ -168,9 +170,9 @@ class ClaimStateSeen(models.Model):
     ResourceClaim row when the hook runs, so the previous state must be kept here)."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="claim_states_seen")
-    uid = models.CharField(max_length=253)
-    namespace = models.CharField(max_length=253)
-    name = models.CharField(max_length=253)
+    uid = models.TextField()
+    namespace = models.TextField()
+    name = models.TextField()
     state = models.CharField(max_length=16)
 
     class Meta:

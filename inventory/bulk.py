@@ -23,6 +23,8 @@ from typing import Any
 import msgspec
 from django.db import DataError, IntegrityError, connection, models, transaction
 
+from .fields import clip_text
+
 BATCH = 2000
 # What storing a batch can raise for a value a row holds (not for a broken database).
 STORE_ERRORS = (DataError, IntegrityError, ValueError, UnicodeError, OverflowError)
@@ -82,6 +84,9 @@ def _converter(field: models.Field) -> Callable[[Any], Any]:
         return _json_pg if pg else _json
     if isinstance(field, (models.DateTimeField, models.DateField, models.DecimalField, models.UUIDField)):
         return lambda v, f=field: None if v is None else f.get_db_prep_save(v, connection)
+    clip = getattr(field, "clip", None)  # fields.ClusterTextField: cut long values to fit an index
+    if clip:
+        return (lambda v, n=clip: _text_pg(clip_text(v, n))) if pg else (lambda v, n=clip: clip_text(v, n))
     if pg and isinstance(field, (models.CharField, models.TextField)):
         return _text_pg
     return _same  # str, int, bool, None and foreign-key ids go to the driver as they are

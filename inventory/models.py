@@ -12,7 +12,7 @@ from django.db import models
 from django.urls import reverse
 
 from . import parse
-from .fields import JSONTextField
+from .fields import ClusterTextField, JSONTextField
 from .normalize import normalize
 
 
@@ -55,7 +55,7 @@ class Cluster(models.Model):
     prometheus_url = models.CharField(max_length=1024, blank=True)
     sync_interval_seconds = models.PositiveIntegerField(default=30)
     enabled = models.BooleanField(default=True)
-    server_version = models.CharField(max_length=64, blank=True)
+    server_version = models.TextField(blank=True)
     last_sync_at = models.DateTimeField(null=True, blank=True)
     last_sync_status = models.CharField(max_length=16, choices=SyncStatus.choices, blank=True)
     metrics_at = models.DateTimeField(null=True, blank=True, help_text="Time of the newest DCGM samples stored")
@@ -100,9 +100,11 @@ class KubeObjectBase(models.Model):
 
     # No index of its own: each kind's unique (cluster, uid) constraint leads with it.
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+", db_index=False)
-    uid = models.CharField(max_length=253)
-    name = models.CharField(max_length=253)
-    resource_version = models.CharField(max_length=64, blank=True)
+    # Cluster text: text columns, so no length refuses a row (a stand-in uid ``Node//<name>``
+    # is longer than a name; a snapshot's values are not validated by an API server).
+    uid = models.TextField()
+    name = models.TextField()
+    resource_version = models.TextField(blank=True)
     raw = JSONTextField(default=dict)
 
     class Meta:
@@ -116,8 +118,8 @@ class Node(KubeObjectBase):
     from_slices = models.BooleanField(default=False, help_text="no Node object read: known from its ResourceSlices only")
     unschedulable = models.BooleanField(default=False)
     ready = models.BooleanField(default=True)
-    kubelet_version = models.CharField(max_length=64, blank=True)
-    gpu_product = models.CharField(max_length=253, blank=True)
+    kubelet_version = models.TextField(blank=True)
+    gpu_product = models.TextField(blank=True)
     gpu_count = models.PositiveIntegerField(default=0, help_text="GPUs (whole or MIG-partitioned) in slices")
     mig_count = models.PositiveIntegerField(default=0)
     allocated_count = models.PositiveIntegerField(default=0, help_text="allocated devices of gpu.nvidia.com")
@@ -140,7 +142,7 @@ class DeviceClass(KubeObjectBase):
     """A DeviceClass (``spec.selectors`` CEL expressions kept in ``selectors``)."""
 
     selectors = models.JSONField(default=list)
-    extended_resource_name = models.CharField(max_length=253, blank=True)
+    extended_resource_name = models.TextField(blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -154,11 +156,11 @@ class DeviceClass(KubeObjectBase):
 class ResourceSlice(KubeObjectBase):
     """A ResourceSlice: one pool's devices for one driver, usually on one node."""
 
-    driver = models.CharField(max_length=253)
-    pool = models.CharField(max_length=253)
+    driver = models.TextField()
+    pool = models.TextField()
     pool_generation = models.BigIntegerField(default=0)
     resource_slice_count = models.PositiveIntegerField(default=1)
-    node_name = models.CharField(max_length=253, blank=True)
+    node_name = ClusterTextField(blank=True)
     all_nodes = models.BooleanField(default=False)
     device_count = models.PositiveIntegerField(default=0)
 
@@ -196,25 +198,25 @@ class Device(models.Model):
     # still deletes its devices (Django cascades through both keys).
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="devices", db_index=False, db_constraint=False)
     slice = models.ForeignKey(ResourceSlice, on_delete=models.CASCADE, related_name="devices")
-    driver = models.CharField(max_length=253)
-    pool = models.CharField(max_length=253)
-    name = models.CharField(max_length=253)
-    node_name = models.CharField(max_length=253, blank=True)
+    driver = models.TextField()
+    pool = models.TextField()
+    name = models.TextField()
+    node_name = ClusterTextField(blank=True)
     type = models.CharField(max_length=16, choices=DeviceType.choices, default=DeviceType.OTHER)
-    type_raw = models.CharField(max_length=64, blank=True)
-    uuid = models.CharField(max_length=128, blank=True)
-    parent_uuid = models.CharField(max_length=128, blank=True)
-    product_name = models.CharField(max_length=253, blank=True)
-    profile = models.CharField(max_length=64, blank=True)
-    architecture = models.CharField(max_length=64, blank=True)
-    driver_version = models.CharField(max_length=64, blank=True)
-    pci_bus_id = models.CharField(max_length=64, blank=True)
+    type_raw = models.TextField(blank=True)
+    uuid = ClusterTextField(blank=True)
+    parent_uuid = ClusterTextField(blank=True)
+    product_name = ClusterTextField(blank=True)
+    profile = models.TextField(blank=True)
+    architecture = models.TextField(blank=True)
+    driver_version = models.TextField(blank=True)
+    pci_bus_id = models.TextField(blank=True)
     memory_bytes = models.BigIntegerField(null=True, blank=True)
     device_classes = models.JSONField(default=list)
     capacity = JSONTextField(default=dict)
     metrics = models.JSONField(default=dict)
     metrics_at = models.DateTimeField(null=True, blank=True)
-    metrics_pod = models.CharField(max_length=512, blank=True)
+    metrics_pod = models.TextField(blank=True)
 
     class Meta:
         ordering = ["node_name", "driver", "name"]
@@ -259,14 +261,14 @@ DeviceType.COLOURS = {"gpu": "green", "mig": "blue", "other": "grey"}  # type: i
 class ResourceClaim(KubeObjectBase):
     """A ResourceClaim with its derived state, requests summary and allocation time."""
 
-    namespace = models.CharField(max_length=253)
+    namespace = models.TextField()
     state = models.CharField(max_length=16, choices=ClaimState.choices, default=ClaimState.PENDING)
     created = models.DateTimeField(null=True, blank=True)
     allocated_at = models.DateTimeField(null=True, blank=True)
     deletion_timestamp = models.DateTimeField(null=True, blank=True)
     requests = models.JSONField(default=list, help_text="request_summary() of each request")
     device_count = models.PositiveIntegerField(default=0)
-    node_name = models.CharField(max_length=253, blank=True, help_text="node of the allocated devices")
+    node_name = models.TextField(blank=True, help_text="node of the allocated devices")
 
     class Meta:
         ordering = ["namespace", "name"]
@@ -289,10 +291,10 @@ class AllocationResult(models.Model):
     claim = models.ForeignKey(ResourceClaim, on_delete=models.CASCADE, related_name="results")
     # Indexed through result_device_key (cluster, driver, pool, device_name).
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+", db_index=False)
-    request = models.CharField(max_length=253)
-    driver = models.CharField(max_length=253)
-    pool = models.CharField(max_length=253)
-    device_name = models.CharField(max_length=253)
+    request = models.TextField()
+    driver = models.TextField()
+    pool = models.TextField()
+    device_name = models.TextField()
     device = models.ForeignKey(Device, on_delete=models.SET_NULL, null=True, blank=True, related_name="allocations")
 
     class Meta:
@@ -306,9 +308,9 @@ class Reservation(models.Model):
     """``status.reservedFor[]`` of a claim: a consumer, usually a pod (by uid)."""
 
     claim = models.ForeignKey(ResourceClaim, on_delete=models.CASCADE, related_name="reservations")
-    resource = models.CharField(max_length=253)
-    name = models.CharField(max_length=253)
-    uid = models.CharField(max_length=253)
+    resource = models.TextField()
+    name = models.TextField()
+    uid = models.TextField()
 
     class Meta:
         indexes = [models.Index(fields=["uid"], name="reservation_uid")]
@@ -324,9 +326,9 @@ class Pod(KubeObjectBase):
     ``resourceClaimName`` or the generated name in ``resourceClaimStatuses``).
     """
 
-    namespace = models.CharField(max_length=253)
-    node_name = models.CharField(max_length=253, blank=True)
-    phase = models.CharField(max_length=32, blank=True)
+    namespace = models.TextField()
+    node_name = ClusterTextField(blank=True)
+    phase = models.TextField(blank=True)
     created = models.DateTimeField(null=True, blank=True)
     deletion_timestamp = models.DateTimeField(null=True, blank=True)
     claim_names = models.JSONField(default=list)
@@ -347,9 +349,9 @@ class KubeObject(KubeObjectBase):
     """Any other kind the product reads (Events, ResourceClaimTemplates, DaemonSets, workloads,
     GPU Operator resources, ConfigMaps...), kept raw and indexed by kind/namespace/name."""
 
-    kind = models.CharField(max_length=128)
-    api_version = models.CharField(max_length=253)
-    namespace = models.CharField(max_length=253, blank=True)
+    kind = ClusterTextField()
+    api_version = models.TextField()
+    namespace = models.TextField(blank=True)
     # jsonb: Events are searched by involvedObject / regarding name (claims.views).
     raw = models.JSONField(default=dict)
 
@@ -366,10 +368,10 @@ class UnmatchedSeries(models.Model):
     """A DCGM series that matched no device in the cluster's slices, with the reason."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="unmatched_series")
-    field = models.CharField(max_length=128)
+    field = models.TextField()
     labels = models.JSONField(default=dict)
     value = models.FloatField(null=True)
-    reason = models.CharField(max_length=512)
+    reason = models.TextField()
 
     def __str__(self) -> str:
         return f"{self.field}: {self.reason}"

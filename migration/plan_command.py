@@ -1,7 +1,11 @@
 """The core of ``manage.py plan_migration``: load objects, plan, write files, summarise.
 
 Pure of Django so it can be tested directly; the management command only parses arguments
-and turns ``PlanInputError`` into ``CommandError``.
+and turns ``PlanInputError`` into ``CommandError`` (one line on stderr, exit status 1, no
+traceback). Input is checked as ``sync_cluster`` and ``diagnose`` check it: a missing or
+empty path, a file that does not parse, a document that is not a Kubernetes object, an
+unknown ``resource.k8s.io`` version, a version argument that is not a version, an output
+folder that cannot be written: each is one clear error before or instead of a plan.
 
 Files written to the output folder: ``<namespace>.yaml`` per namespace (ResourceClaimTemplates
 then patched workloads), ``stopgap/<namespace>.yaml`` and ``stopgap/_cluster.yaml`` (the
@@ -16,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from inventory.kube import parse_version
+from inventory.normalize import UnknownAPIVersion, normalize
 from inventory.snapshot import SnapshotError, load_path
 from migration.generate import CLUSTER_SCOPED
 from migration.planner import MigrationPlan, plan_migration
@@ -93,13 +99,28 @@ def _file_name(key: str) -> str:
     return f"{key}.yaml"
 
 
-def write_plan(plan: MigrationPlan, out_dir: Path) -> list[Path]:
-    """Write bundles and summaries under ``out_dir`` (created if missing); returns the paths."""
+def _output_folder(out_dir: Path) -> None:
+    """Create ``out_dir`` (and ``stopgap/``) or say why it cannot be written."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PlanInputError(f"--out {out_dir} is a file, not a folder")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "stopgap").mkdir(exist_ok=True)
     except OSError as exc:
-        raise PlanInputError(f"cannot create output folder {out_dir}: {exc}") from exc
+        raise PlanInputError(f"cannot create output folder {out_dir}: {exc.strerror or exc}") from exc
+
+
+def write_plan(plan: MigrationPlan, out_dir: Path) -> list[Path]:
+    """Write bundles and summaries under ``out_dir`` (created if missing); returns the paths.
+    Raises ``PlanInputError`` when the folder or a file in it cannot be written."""
+    _output_folder(out_dir)
+    try:
+        return _write_files(plan, out_dir)
+    except OSError as exc:
+        raise PlanInputError(f"cannot write the plan into {out_dir}: {exc.strerror or exc}") from exc
+
+
+def _write_files(plan: MigrationPlan, out_dir: Path) -> list[Path]:
     written = []
     for ns, text in plan.bundles.items():
         p = out_dir / _file_name(ns)
@@ -133,14 +154,12 @@ def run_plan_migration(
     """
     if (snapshot is None) == (cluster is None):
         raise PlanInputError("give exactly one of --snapshot PATH or --cluster NAME")
+    if server_version is not None and parse_version(server_version) is None:
+        raise PlanInputError(f"--server-version {server_version!r} is not a Kubernetes version like 1.33.5")
+    if parse_version(target_version) is None:
+        raise PlanInputError(f"--target-version {target_version!r} is not a Kubernetes version like 1.36")
     if snapshot is not None:
-        try:
-            load = load_path(snapshot)
-        except SnapshotError as exc:
-            raise PlanInputError(str(exc)) from exc
-        objects = load.objects
-        if not objects:
-            raise PlanInputError(f"no Kubernetes objects in {snapshot}")
+        objects = _snapshot_objects(snapshot)
     else:
         if cluster_loader is None:
             from inventory.exports import cluster_objects  # the lead's module; only needed here
@@ -153,9 +172,33 @@ def run_plan_migration(
         server_version = server_version or next(
             (meta[k] for k in ("server_version", "serverVersion", "gitVersion") if meta.get(k)), None
         )
+    out_dir = Path(out)
+    _output_folder(out_dir)  # before planning: a plan that cannot be written is not made
     try:
         plan = plan_migration(objects, server_version, target_version)
     except ValueError as exc:
         raise PlanInputError(str(exc)) from exc
-    write_plan(plan, Path(out))
+    write_plan(plan, out_dir)
     return plan, summary_text(summarize(plan))
+
+
+def _snapshot_objects(snapshot: str | Path) -> list[dict[str, Any]]:
+    """The objects of a snapshot path, or ``PlanInputError`` naming the first problem (a plan
+    made from part of a snapshot would look complete)."""
+    try:
+        load = load_path(snapshot)
+    except SnapshotError as exc:
+        raise PlanInputError(str(exc)) from exc
+    if load.errors:
+        more = f" (and {len(load.errors) - 1} more problem(s))" if len(load.errors) > 1 else ""
+        raise PlanInputError(f"cannot read snapshot: {load.errors[0]}{more}")
+    if not load.objects:
+        raise PlanInputError(f"no Kubernetes objects in {snapshot}")
+    for obj in load.objects:
+        try:
+            normalize(obj)
+        except UnknownAPIVersion as exc:
+            meta = obj.get("metadata") or {}
+            who = "/".join(str(x) for x in (meta.get("namespace"), meta.get("name")) if x)
+            raise PlanInputError(f"cannot read snapshot: {exc}" + (f" ({who})" if who else "")) from exc
+    return load.objects

@@ -20,5 +20,6 @@ urlpatterns = [
     path("devices/", views.device_list, name="devices"),
     path("devices/<int:pk>/", views.device_detail, name="device"),
     path("search/", views.search_page, name="search"),
+    path("account/api-token/", views.api_token, name="api_token"),
     path("telemetry/", include("inventory.telemetry_urls")),
 ]

@@ -117,3 +117,22 @@ def search_page(request):
     if only is not None:
         return redirect(only.url)
     return render(request, "inventory/search.html", {"result": result})
+
+
+def api_token(request):
+    """The reader's own API token (DRF ``authtoken``) for scripts: shown, made, or replaced
+    (POST; replacing revokes the old key at once). The key is shown only right after it is
+    made: a page left open on a shared screen does not show it again."""
+    from rest_framework.authtoken.models import Token
+
+    token = Token.objects.filter(user=request.user).first()
+    new_key = ""
+    if request.method == "POST":
+        if token is not None:
+            token.delete()
+        if request.POST.get("action") != "revoke":
+            token = Token.objects.create(user=request.user)
+            new_key = token.key
+        else:
+            token = None
+    return render(request, "inventory/api_token.html", {"token": token, "new_key": new_key})

@@ -442,7 +442,7 @@ class Reconcile:
         def device(row: dict[str, Any]) -> str:
             return f"device {row.get('driver', '?')}/{row.get('pool', '?')}/{row.get('name', '?')}"
 
-        failed = self._store(Device, update, lambda pr: device(pr[1]), update=[*rows.DEVICE_FIELDS, "slice_id"])
+        failed = self._store(Device, update, lambda pr: device(pr[1]), update=rows.DEVICE_FIELDS)  # slice_id among them
         incomplete.update(update[n][1]["slice_id"] for n in failed)
         counts.seen += len(wanted)
         counts.updated += len(update) - len(failed)

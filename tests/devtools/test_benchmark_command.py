@@ -16,7 +16,7 @@ FIGURES = (
     "payload", "objects", "devices", "floor", "full_sync", "full_sync_over_floor", "peak_rss_full_sync",
     "peak_rss_over_payload", "resync_nochange_command", "resync_nochange_command_over_full",
     "resync_nochange_in_process", "resync_nochange_in_process_over_full", "resync_1pct_claims_command",
-    "resync_1pct_claims_command_over_full", "one_claim_change_in_process", "store_dcgm_values",
+    "resync_1pct_claims_command_over_full", "worker_catch_up_in_process", "one_claim_change_in_process", "store_dcgm_values",
     "page_overview_fresh_process_ms",
 )  # fmt: skip
 PAGES = ("overview", "node_list", "node_page", "claims_list", "claim_page", "stuck_queue", "readiness", "migration_plan")

@@ -14,9 +14,11 @@ compact JSON ``kind: List``; then one line per figure (``nodes=N name value unit
   on the same file inside this running process, after one untimed warm-up call (median);
 - ``resync_1pct_claims_command``: the command on a file in which 1 % of the claims changed
   since the stored state (``fleet.mutate_claims``, chained so every run changes 1 %), median;
-- ``one_claim_change_in_process``: ``run_sync`` in this process on a file in which one in-use
-  claim turned into a stuck deallocation, until it returns (its findings are stored by then;
-  the line says whether the finding is there);
+- ``worker_catch_up_in_process``: ``run_sync`` in this process on the state the last 1 % command
+  stored (other processes synced since this process last did);
+- ``one_claim_change_in_process``: then ``run_sync`` on a file in which one in-use claim turned
+  into a stuck deallocation, until it returns (its findings are stored by then; the line says
+  whether the finding is there);
 - ``peak_rss_full_sync``: ``ru_maxrss`` of the full sync command (median of its runs),
   absolute; ``peak_rss_over_payload``;
 - ``store_dcgm_values``: storing one scrape's values for every whole GPU (``poll_metrics``);
@@ -186,6 +188,14 @@ class Command(BaseCommand):
                   + ", ".join(bench.sync_status(x) for x in pct))
         self.emit(n, "resync_1pct_claims_command_over_full", pct_s / full_s, "x", "target <= 0.1")
 
+        # A worker that syncs this cluster itself (the 1 % runs above were other processes):
+        # first a catch-up sync of the stored state (printed apart), as a worker polling every
+        # interval would have done, then the one change.
+        Cluster.objects.filter(pk=cluster.pk).update(snapshot_path=str(changed))
+        cluster.refresh_from_db()
+        catch_up_s, catch_up = bench.timed(lambda: run_sync(cluster))
+        self.emit(n, "worker_catch_up_in_process", catch_up_s, "s", "run_sync in this process on the state the last "
+                  f"1 % command stored (no change): what a worker pays after other processes synced; status {catch_up.status}")
         one_objects, claim = change_one_claim(current)
         del current
         one = tmp / "fleet-one-claim.json"

@@ -82,6 +82,10 @@ _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9
 SUBDOMAIN_NAMED = frozenset({"Node", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "Pod"})
 
 
+# The API server's uids are UUIDs (36 characters); a stand-in ``Node//<name>`` stays under this.
+MAX_UID = 300
+
+
 def name_problem(obj: dict[str, Any], namespaced: bool = True) -> str | None:
     """Why ``metadata.name``/``namespace`` could not have come from an API server, or None.
 
@@ -105,4 +109,7 @@ def name_problem(obj: dict[str, Any], namespaced: bool = True) -> str | None:
             return f"{kind} {shown}: not a valid Kubernetes name (DNS-1123 subdomain)"
     elif len(name) > 253 or "/" in name or "%" in name or name in (".", ".."):
         return f"{kind} {shown}: not a valid Kubernetes name"
+    uid = meta.get("uid")
+    if isinstance(uid, str) and len(uid) > MAX_UID:
+        return f"{kind} {shown}: metadata.uid is {len(uid)} characters (an API server gives 36)"
     return None

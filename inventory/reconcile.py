@@ -43,6 +43,7 @@ from .snapshot import newest_timestamp, newest_timestamp_in_text
 from .sources import ReadResult
 
 BULK = 1000
+MAX_RESULT_NAME = 253
 # Slices read again at a time (about 20 KB of raw each in a large fleet).
 SLICE_CHUNK = 50
 
@@ -116,6 +117,7 @@ class Reconcile:
         self.decoded: list[tuple[str, Any, str | None]] = []
         self.stamps = cluster.source_kind == SourceKind.SNAPSHOT
         self.changes = ChangeSet()  # uids created / updated / deleted per kind, as written
+        self._claim_unread: set[int] = set()  # claims stored without a refused result: read again
         # (driver, pool) -> problems confined to that pool: they keep its slices from being
         # deleted, not the rest of the cluster's objects.
         self.pool_conflicts: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -515,6 +517,11 @@ class Reconcile:
         results, reservations = [], []
         for pk, c in claims:
             for r in c.results:
+                if max(len(r.driver), len(r.pool), len(r.device)) > MAX_RESULT_NAME:
+                    # No API server serves such a name (drivers and devices <= 63, pools <= 253).
+                    self.errors.append(f"allocation result {r.driver[:63]}/{r.pool[:63]}/{r.device[:63]}: names longer than {MAX_RESULT_NAME} characters")
+                    self._claim_unread.add(pk)
+                    continue
                 device = index.get((r.driver, r.pool, r.device))
                 if device is not None:
                     self.touched_nodes.add(device[1])
@@ -525,7 +532,8 @@ class Reconcile:
             for ref in c.reserved_for:
                 reservations.append({"claim_id": pk, "resource": ref.resource, "name": ref.name, "uid": ref.uid})
         failed = self._store(AllocationResult, results, lambda r: f"allocation result {r['driver']}/{r['pool']}/{r['device_name']}")
-        incomplete = {results[n]["claim_id"] for n in failed}
+        incomplete = {results[n]["claim_id"] for n in failed} | self._claim_unread
+        self._claim_unread = set()
         failed = self._store(Reservation, reservations, lambda r: f"reservedFor {r['resource']} {r['name']}")
         incomplete |= {reservations[n]["claim_id"] for n in failed}
         _read_again(ResourceClaim, incomplete)  # stored without one of its results or consumers

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from inventory import records
 from inventory.kube import parse_version
 from inventory.normalize import UnknownAPIVersion, normalize
 from inventory.snapshot import SnapshotError, load_path
@@ -198,7 +199,7 @@ def _snapshot_objects(snapshot: str | Path) -> list[dict[str, Any]]:
         try:
             normalize(obj)
         except UnknownAPIVersion as exc:
-            meta = obj.get("metadata") or {}
-            who = "/".join(str(x) for x in (meta.get("namespace"), meta.get("name")) if x)
+            rec = records.parse_identity(obj)
+            who = "/".join(x for x in (rec.namespace, rec.name) if x)
             raise PlanInputError(f"cannot read snapshot: {exc}" + (f" ({who})" if who else "")) from exc
     return load.objects

@@ -275,3 +275,30 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
+
+# --- Access hardening (docs/deploy.md "Access") ---------------------------------------------
+# Your proxies in front of the web pods (an ingress controller: 1). 0 trusts no
+# X-Forwarded-For: the client is REMOTE_ADDR (inventory.ops_views.client_ip).
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+# Login throttling (django-axes): AXES_FAILURE_LIMIT failed logins for one username from one
+# client address lock that pair out for AXES_COOLOFF_MINUTES (HTTP 429); a success resets it.
+INSTALLED_APPS.append("axes")
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")
+AUTHENTICATION_BACKENDS = [
+    "inventory.ops_views.LoginThrottleBackend",  # django-axes' backend, tolerant of request=None
+    *globals().get("AUTHENTICATION_BACKENDS", ["django.contrib.auth.backends.ModelBackend"]),
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("AXES_COOLOFF_MINUTES", default=15.0) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "inventory.ops_views.client_ip"
+AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
+AXES_VERBOSE = False  # no start-up banner in every command's output
+# /metrics: open unless a bearer token (METRICS_TOKEN or METRICS_TOKEN_FILE) and/or a network
+# allowlist (METRICS_ALLOWED_NETWORKS, CIDRs, comma-separated) is set (inventory.ops_views.metrics_gate).
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_TOKEN_FILE = env.str("METRICS_TOKEN_FILE", default="")
+METRICS_ALLOWED_NETWORKS = env.list("METRICS_ALLOWED_NETWORKS", default=[])
+# Bidirectional-text controls in cluster text are shown as [U+202E] on every HTML page.
+MIDDLEWARE.insert(0, "inventory.bidi.BidiNeutralizingMiddleware")

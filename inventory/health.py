@@ -2,7 +2,8 @@
 
 ``/healthz`` (liveness) answers as long as the process serves requests; it touches nothing,
 so a database outage does not get every web pod restarted. ``/readyz`` (readiness) checks
-the database and the age of each enabled cluster's last sync (``Cluster.last_sync_at``).
+the database and the age of each enabled cluster's last sync (``Cluster.last_sync_at``); it
+names the clusters only to a logged-in user (anonymous probes get counts).
 
 The trap with sync age: a snapshot cluster whose last sync succeeded is never re-synced
 (``dispatch_due_syncs`` skips it, a file does not change), so its age only grows; it counts
@@ -60,6 +61,10 @@ def cluster_sync_ages(now) -> list[dict[str, Any]]:
 def readyz(request):
     """Readiness: 200 when the database answers and at least one enabled cluster is fresh.
 
+    Body: ``status``, ``database``, ``max_sync_age_seconds`` and, for a logged-in user,
+    ``clusters`` (``cluster_sync_ages``); anonymous callers get ``clusters_enabled`` and
+    ``clusters_stale`` counts instead, so a probe reveals no cluster names.
+
     503 when the database is unreachable, or when every enabled cluster's last sync is older
     than ``READY_MAX_SYNC_AGE_SECONDS`` (no enabled cluster at all is ready: nothing to wait for).
     """
@@ -72,10 +77,15 @@ def readyz(request):
         connection.close_if_unusable_or_obsolete()
         return JsonResponse({"status": "unavailable", "database": type(exc).__name__}, status=503)
     all_stale = bool(clusters) and all(c["stale"] for c in clusters)
-    body = {
+    body: dict[str, Any] = {
         "status": "stale" if all_stale else "ok",
         "database": "ok",
         "max_sync_age_seconds": settings.READY_MAX_SYNC_AGE_SECONDS,
-        "clusters": clusters,
     }
+    if request.user.is_authenticated:
+        body["clusters"] = clusters
+    else:
+        # Probes need only the answer: cluster names are for users who logged in.
+        body["clusters_enabled"] = len(clusters)
+        body["clusters_stale"] = sum(1 for c in clusters if c["stale"])
     return JsonResponse(body, status=503 if all_stale else 200)

@@ -1,6 +1,7 @@
 """Operational endpoints, included at the site root by config.urls.
 
 Health and metrics are reachable without login (probes and Prometheus have no session);
+``/metrics`` may be gated by a bearer token or a network allowlist (``ops_views.metrics_gate``);
 the OIDC views are wrapped with ``login_not_required`` because LoginRequiredMiddleware
 would otherwise send the sign-on callback to the login page.
 """
@@ -14,7 +15,7 @@ from . import health, metrics, ops_views
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
-    path("metrics", metrics.metrics_view, name="metrics"),
+    path("metrics", ops_views.metrics_gate(metrics.metrics_view), name="metrics"),
     path("clusters/<slug:cluster_name>/sync/", ops_views.sync_now, name="cluster_sync"),
 ]
 

@@ -60,4 +60,5 @@ def test_with_oidc_env_the_login_page_links_to_the_provider(tmp_path):
     assert got["init_status"] == 302
     assert got["init_location"].startswith("https://idp.example.com/authorize?") and "client_id=claimscope" in got["init_location"]
     assert got["secret"] == "s3cret-from-file"
-    assert got["backends"][0] == "mozilla_django_oidc.auth.OIDCAuthenticationBackend"
+    # django-axes' backend comes first (it only refuses locked-out clients), then single sign-on.
+    assert got["backends"][:2] == ["inventory.ops_views.LoginThrottleBackend", "mozilla_django_oidc.auth.OIDCAuthenticationBackend"]

@@ -114,7 +114,7 @@ Record = KubeRecord
 
 def _identity_parser(cls: type[KubeRecord]) -> Callable[[dict[str, Any]], KubeRecord]:
     def parse(obj: dict[str, Any]) -> KubeRecord:
-        return cls(**meta_fields(obj, namespaced=cls.NAMESPACED))
+        return cls(*meta_fields(obj, namespaced=cls.NAMESPACED))
 
     return parse
 
@@ -221,7 +221,7 @@ def parse_identity(obj: dict[str, Any], namespaced: bool | None = None) -> KubeR
     """Only the identity and metadata of a raw object of any kind (``KubeRecord``); never
     raises. For what needs no more (a generic stored object's row, an owner that is present).
     ``namespaced``: the kind's scope; None (unknown) keeps the namespace as written."""
-    return KubeRecord(**meta_fields(obj if isinstance(obj, dict) else {}, namespaced))
+    return KubeRecord(*meta_fields(obj if isinstance(obj, dict) else {}, namespaced))
 
 
 __all__ = [

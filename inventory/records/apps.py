@@ -76,25 +76,25 @@ def _template(spec: Any) -> PodSpec:
 
 def parse_daemon_set(obj: dict[str, Any]) -> DaemonSet:
     status = as_map(obj.get("status"))
-    return DaemonSet(**meta_fields(obj, namespaced=True), pod_spec=_template(obj.get("spec")),
+    return DaemonSet(*meta_fields(obj, namespaced=True), pod_spec=_template(obj.get("spec")),
                      desired=to_int(status.get("desiredNumberScheduled")), ready=to_int(status.get("numberReady")))
 
 
 def parse_deployment(obj: dict[str, Any]) -> Deployment:
     spec = as_map(obj.get("spec"))
     replicas = spec.get("replicas")
-    return Deployment(**meta_fields(obj, namespaced=True), pod_spec=_template(spec),
+    return Deployment(*meta_fields(obj, namespaced=True), pod_spec=_template(spec),
                       replicas=replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None)
 
 
 def parse_stateful_set(obj: dict[str, Any]) -> StatefulSet:
-    return StatefulSet(**meta_fields(obj, namespaced=True), pod_spec=_template(obj.get("spec")))
+    return StatefulSet(*meta_fields(obj, namespaced=True), pod_spec=_template(obj.get("spec")))
 
 
 def parse_job(obj: dict[str, Any]) -> Job:
-    return Job(**meta_fields(obj, namespaced=True), pod_spec=_template(obj.get("spec")))
+    return Job(*meta_fields(obj, namespaced=True), pod_spec=_template(obj.get("spec")))
 
 
 def parse_cron_job(obj: dict[str, Any]) -> CronJob:
     job = as_map(as_map(obj.get("spec")).get("jobTemplate"))
-    return CronJob(**meta_fields(obj, namespaced=True), pod_spec=_template(job.get("spec")))
+    return CronJob(*meta_fields(obj, namespaced=True), pod_spec=_template(job.get("spec")))

@@ -8,8 +8,8 @@ as absent (an empty map, an empty tuple, None).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, NamedTuple
 
 from inventory.kube import ObjectRef, identity
 
@@ -19,8 +19,13 @@ EMPTY: Mapping[str, Any] = {}
 # --- tolerant readers of raw JSON values ---------------------------------------------------------
 
 
+# Decoded JSON holds exact dicts, lists and strs: ``type(v) is ...`` is the fast test, and the
+# parsers below run once per object of a 40,000-object cluster.
+_EMPTY_MAP: dict[str, Any] = {}
+
+
 def as_map(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}  # type: ignore[return-value]
+    return v if type(v) is dict or isinstance(v, dict) else _EMPTY_MAP
 
 
 def as_list(v: Any) -> list[Any]:
@@ -29,11 +34,15 @@ def as_list(v: Any) -> list[Any]:
 
 def dicts(v: Any) -> list[dict[str, Any]]:
     """The dict items of a JSON list (anything else: none)."""
-    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+    if type(v) is not list:
+        return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+    return [x for x in v if type(x) is dict or isinstance(x, dict)]
 
 
 def text(v: Any) -> str | None:
     """A string field; a scalar of another type as its text; None when absent or a container."""
+    if type(v) is str:
+        return v
     if v is None or isinstance(v, dict | list):
         return None
     return v if isinstance(v, str) else str(v)
@@ -50,9 +59,12 @@ def to_int(v: Any, default: int = 0) -> int:
 
 def str_map(v: Any) -> dict[str, str]:
     """A JSON map of labels/env-like strings, values as text."""
-    if not isinstance(v, dict):
+    if not v or not isinstance(v, dict):
         return {}
-    return {str(k): (x if isinstance(x, str) else str(x)) for k, x in v.items()}
+    for x in v.values():
+        if type(x) is not str:
+            return {str(k): (x if isinstance(x, str) else str(x)) for k, x in v.items()}
+    return dict(v)  # the usual case: already all text (JSON keys always are)
 
 
 def strings(v: Any) -> tuple[str, ...]:
@@ -70,10 +82,12 @@ def cel_expressions(selectors: Any) -> tuple[str, ...]:
 
 
 # --- shared typed parts -------------------------------------------------------------------------
+# Small value parts are NamedTuples: immutable and typed like the records, but made with one
+# C-level tuple allocation. A frozen dataclass sets each field through ``object.__setattr__``,
+# which tripled the time to parse a pod (five conditions, three tolerations, an owner...).
 
 
-@dataclass(frozen=True, slots=True)
-class OwnerRef:
+class OwnerRef(NamedTuple):
     """One ``metadata.ownerReferences[]`` entry."""
 
     kind: str
@@ -81,13 +95,22 @@ class OwnerRef:
     uid: str
     controller: bool
 
-    @classmethod
-    def parse(cls, o: dict[str, Any]) -> OwnerRef:
-        return cls(str(o.get("kind") or ""), str(o.get("name") or ""), str(o.get("uid") or ""), o.get("controller") is True)
+
+def owner_refs(v: Any) -> tuple[OwnerRef, ...]:
+    out = []
+    for o in dicts(v):
+        g = o.get
+        kind, name, uid = g("kind"), g("name"), g("uid")
+        out.append(make(OwnerRef, (
+            kind if type(kind) is str else str(kind or ""),
+            name if type(name) is str else str(name or ""),
+            uid if type(uid) is str else str(uid or ""),
+            g("controller") is True,
+        )))
+    return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
-class Taint:
+class Taint(NamedTuple):
     """A node taint (``spec.taints[]``) or a device taint (slice ``devices[].taints[]``,
     ``DeviceTaintRule.spec.taint``). ``time_added``: RFC 3339 text."""
 
@@ -98,7 +121,8 @@ class Taint:
 
     @classmethod
     def parse(cls, t: dict[str, Any]) -> Taint:
-        return cls(text(t.get("key")), text(t.get("value")), text(t.get("effect")), text(t.get("timeAdded")))
+        g = t.get
+        return cls(text(g("key")), text(g("value")), text(g("effect")), text(g("timeAdded")))
 
     def to_dict(self) -> dict[str, Any]:
         """The API's own shape (fields that are set), e.g. for a finding's evidence."""
@@ -111,8 +135,7 @@ class Taint:
         return self.effect in ("NoSchedule", "NoExecute")
 
 
-@dataclass(frozen=True, slots=True)
-class Toleration:
+class Toleration(NamedTuple):
     """A pod's ``spec.tolerations[]`` or a device request's / allocation result's toleration."""
 
     key: str | None
@@ -123,9 +146,10 @@ class Toleration:
 
     @classmethod
     def parse(cls, t: dict[str, Any]) -> Toleration:
-        secs = t.get("tolerationSeconds")
-        return cls(text(t.get("key")), text(t.get("operator")), text(t.get("value")), text(t.get("effect")),
-                   secs if isinstance(secs, int) and not isinstance(secs, bool) else None)
+        g = t.get
+        secs = g("tolerationSeconds")
+        return cls(text(g("key")), text(g("operator")), text(g("value")), text(g("effect")),
+                   secs if type(secs) is int else None)
 
     def tolerates(self, taint: Taint) -> bool:
         """Kubernetes toleration semantics (the same for node and device taints): matching
@@ -141,16 +165,45 @@ class Toleration:
         return op == "Exists" or (self.value or "") == (taint.value or "")
 
 
+make = tuple.__new__
+"""``make(Part, (field, ...))``: a NamedTuple part from all its fields in order, without the
+generated ``__new__`` (a Python frame per part; the parsers make millions)."""
+
+
+# Pods repeat a handful of tolerations (and nodes of one pool their taints) thousands of times:
+# equal ones share one tuple, which is also what a 40,000-object cluster keeps in memory.
+_SHARED: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_SHARED_MAX = 4096
+
+
+def _shared(parse: Any, items: list[dict[str, Any]]) -> tuple[Any, ...]:
+    for d in items:
+        for v in d.values():
+            if v.__class__ is bool:  # True == 1: a boolean must not find a number's entry
+                return tuple(parse(d) for d in items)
+    try:
+        key = (parse, *(tuple(d.items()) for d in items))  # the raw entries are the key
+        hit = _SHARED.get(key)
+    except TypeError:  # a list or map where text belongs: parsed unshared
+        return tuple(parse(d) for d in items)
+    if hit is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()
+        hit = _SHARED[key] = tuple(parse(d) for d in items)
+    return hit
+
+
 def taints(v: Any) -> tuple[Taint, ...]:
-    return tuple(Taint.parse(t) for t in dicts(v))
+    items = dicts(v)
+    return _shared(Taint.parse, items) if items else ()
 
 
 def tolerations(v: Any) -> tuple[Toleration, ...]:
-    return tuple(Toleration.parse(t) for t in dicts(v))
+    items = dicts(v)
+    return _shared(Toleration.parse, items) if items else ()
 
 
-@dataclass(frozen=True, slots=True)
-class Condition:
+class Condition(NamedTuple):
     """One ``status.conditions[]`` entry (Node, Pod)."""
 
     type: str
@@ -159,18 +212,26 @@ class Condition:
     message: str | None
     last_transition_time: str | None
 
-    @classmethod
-    def parse(cls, c: dict[str, Any]) -> Condition:
-        return cls(str(c.get("type") or ""), text(c.get("status")), text(c.get("reason")), text(c.get("message")),
-                   text(c.get("lastTransitionTime")))
-
 
 def conditions(v: Any) -> tuple[Condition, ...]:
-    return tuple(Condition.parse(c) for c in dicts(v))
+    if not v:
+        return ()
+    out = []
+    for c in dicts(v):
+        g = c.get
+        ty, st, re, msg, at = g("type"), g("status"), g("reason"), g("message"), g("lastTransitionTime")
+        # Written out: text() per field was a fifth of parsing a pod; odd types are rare.
+        out.append(make(Condition, (
+            ty if type(ty) is str else str(ty or ""),
+            st if st is None or type(st) is str else text(st),
+            re if re is None or type(re) is str else text(re),
+            msg if msg is None or type(msg) is str else text(msg),
+            at if at is None or type(at) is str else text(at),
+        )))
+    return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
-class SelectorRequirement:
+class SelectorRequirement(NamedTuple):
     """``matchExpressions[]`` / ``matchFields[]`` entry of a node selector term."""
 
     key: str
@@ -178,15 +239,14 @@ class SelectorRequirement:
     values: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class NodeSelectorTerm:
+class NodeSelectorTerm(NamedTuple):
     match_expressions: tuple[SelectorRequirement, ...]
     match_fields: tuple[SelectorRequirement, ...]
 
 
 def _requirements(v: Any) -> tuple[SelectorRequirement, ...]:
     return tuple(
-        SelectorRequirement(str(r.get("key") or ""), str(r.get("operator") or ""), strings(r.get("values")))
+        make(SelectorRequirement, (str(r.get("key") or ""), str(r.get("operator") or ""), strings(r.get("values"))))
         for r in dicts(v)
     )
 
@@ -194,7 +254,7 @@ def _requirements(v: Any) -> tuple[SelectorRequirement, ...]:
 def node_selector_terms(selector: Any) -> tuple[NodeSelectorTerm, ...]:
     """``nodeSelectorTerms`` of a NodeSelector (pod affinity, claim allocation, slice)."""
     return tuple(
-        NodeSelectorTerm(_requirements(t.get("matchExpressions")), _requirements(t.get("matchFields")))
+        make(NodeSelectorTerm, (_requirements(t.get("matchExpressions")), _requirements(t.get("matchFields"))))
         for t in dicts(as_map(selector).get("nodeSelectorTerms"))
     )
 
@@ -235,29 +295,36 @@ class KubeRecord:
         return next((o for o in self.owners if o.controller), None)
 
 
-def meta_fields(obj: dict[str, Any], namespaced: bool | None) -> dict[str, Any]:
-    """The ``KubeRecord`` fields of a raw object, as keyword arguments. ``namespaced``: the
-    kind's scope (None: unknown, the namespace as written)."""
-    meta = as_map(obj.get("metadata"))
-    kind = str(obj.get("kind") or "")
-    name = str(meta.get("name") or "")
-    ns = meta.get("namespace")
-    written = ns if isinstance(ns, str) and ns else None
-    namespace = (written or "default") if namespaced else written if namespaced is None else None
-    uid = meta.get("uid")
-    owners = meta.get("ownerReferences")
-    return {
-        "kind": kind,
-        "api_version": str(obj.get("apiVersion") or ""),
-        "name": name,
-        "namespace": namespace,
-        "uid": identity(str(obj.get("kind")), str(ns or ""), str(meta.get("name")), uid if isinstance(uid, str) else ""),
-        "resource_version": str(meta.get("resourceVersion") or ""),
-        "labels": str_map(meta.get("labels")),
-        "created": text(meta.get("creationTimestamp")),
-        "deletion_timestamp": text(meta.get("deletionTimestamp")),
-        "owners": tuple(OwnerRef.parse(o) for o in dicts(owners)) if owners else (),
-    }
+def meta_fields(obj: dict[str, Any], namespaced: bool | None) -> tuple[Any, ...]:
+    """The ``KubeRecord`` fields of a raw object, in field order (the records are made
+    positionally: keyword arguments cost a third more). ``namespaced``: the kind's scope
+    (None: unknown, the namespace as written)."""
+    meta = obj.get("metadata")
+    g = meta.get if type(meta) is dict else _EMPTY_MAP.get
+    kind, name, ns, uid, rv = obj.get("kind"), g("name"), g("namespace"), g("uid"), g("resourceVersion")
+    written = ns if type(ns) is str and ns else None
+    owners = g("ownerReferences")
+    created, deleted = g("creationTimestamp"), g("deletionTimestamp")
+    return (
+        kind if type(kind) is str else str(kind or ""),
+        str(obj.get("apiVersion") or ""),
+        name if type(name) is str else str(name or ""),
+        (written or "default") if namespaced else written if namespaced is None else None,
+        uid if type(uid) is str and uid else identity(str(kind), str(ns or ""), str(name), ""),
+        rv if type(rv) is str else str(rv or ""),
+        str_map(g("labels")),
+        created if created is None or type(created) is str else text(created),
+        deleted if deleted is None or type(deleted) is str else text(deleted),
+        owner_refs(owners) if owners else (),
+    )
+
+
+# Field order of ``KubeRecord`` that ``meta_fields`` follows; checked once, here.
+if tuple(f.name for f in fields(KubeRecord)) != (
+    "kind", "api_version", "name", "namespace", "uid", "resource_version", "labels", "created", "deletion_timestamp",
+    "owners",
+):  # fmt: skip
+    raise ImportError("inventory.records.base: meta_fields no longer follows the KubeRecord fields")
 
 
 def annotations(obj: dict[str, Any]) -> dict[str, Any]:

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
+from .base import (
+    _EMPTY_MAP as _NO_FIELDS,
+)
 from .base import (
     Condition,
     KubeRecord,
@@ -28,6 +31,7 @@ from .base import (
     as_map,
     conditions,
     dicts,
+    make,
     meta_fields,
     node_selector_terms,
     str_map,
@@ -68,7 +72,7 @@ def parse_node(obj: dict[str, Any]) -> Node:
     status = as_map(obj.get("status"))
     ready = next((c.get("status") == "True" for c in dicts(status.get("conditions")) if c.get("type") == "Ready"), None)
     return Node(
-        **meta_fields(obj, namespaced=False),
+        *meta_fields(obj, namespaced=False),
         unschedulable=bool(spec.get("unschedulable")),
         taints=taints(spec.get("taints")),
         ready=ready,
@@ -80,8 +84,7 @@ def parse_node(obj: dict[str, Any]) -> Node:
 # --- the pod spec (Pods and workload templates) ---------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Container:
+class Container(NamedTuple):
     """One ``containers[]`` / ``initContainers[]`` entry.
 
     ``limits``/``requests``: ``resources.limits``/``resources.requests`` as written (resource
@@ -106,27 +109,32 @@ class Container:
 
 
 def _scalars(v: Any) -> dict[str, Any]:
-    return {str(k): x for k, x in v.items() if not isinstance(x, dict | list)} if isinstance(v, dict) else {}
+    if not v or type(v) is not dict:
+        return {}
+    return {str(k): x for k, x in v.items() if not isinstance(x, dict | list)}
 
 
 def _container(c: dict[str, Any], init: bool) -> Container:
-    res = as_map(c.get("resources"))
-    env = {str(e["name"]): str(e.get("value", "")) for e in dicts(c.get("env")) if "name" in e}
-    return Container(
-        name=str(c.get("name") or ""),
-        init=init,
-        image=text(c.get("image")) or None,
-        command=strings(c.get("command")),
-        args=strings(c.get("args")),
-        env=env,
-        limits=_scalars(res.get("limits")),
-        requests=_scalars(res.get("requests")),
-        claims=tuple(str(x.get("name")) for x in dicts(res.get("claims")) if x.get("name")),
-    )
+    g = c.get
+    res = g("resources")
+    rg = res.get if type(res) is dict else _NO_FIELDS.get
+    env = g("env")
+    claims = rg("claims")
+    image = g("image")
+    return make(Container, (
+        str(g("name") or ""),
+        init,
+        (image if type(image) is str else text(image)) or None,
+        strings(command) if (command := g("command")) else (),
+        strings(args) if (args := g("args")) else (),
+        {str(e["name"]): str(e.get("value", "")) for e in dicts(env) if "name" in e} if env else {},
+        _scalars(rg("limits")),
+        _scalars(rg("requests")),
+        tuple(str(x.get("name")) for x in dicts(claims) if x.get("name")) if claims else (),
+    ))
 
 
-@dataclass(frozen=True, slots=True)
-class PodClaimRef:
+class PodClaimRef(NamedTuple):
     """One ``spec.resourceClaims[]`` entry and the claim name the pod status resolved it to
     (``status.resourceClaimStatuses[]``; None in a workload's pod template)."""
 
@@ -136,8 +144,7 @@ class PodClaimRef:
     status_claim_name: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class PodSpec:
+class PodSpec(NamedTuple):
     """A pod spec (a Pod's ``spec`` or a workload's pod template ``spec``).
 
     ``required_node_terms``: ``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution``.
@@ -160,29 +167,30 @@ class PodSpec:
 
 
 def parse_pod_spec(spec: Any) -> PodSpec:
-    spec = as_map(spec)
-    affinity = as_map(as_map(spec.get("affinity")).get("nodeAffinity"))
-    return PodSpec(
-        node_name=text(spec.get("nodeName")) or None,
-        init_containers=tuple(_container(c, True) for c in dicts(spec.get("initContainers"))),
-        containers=tuple(_container(c, False) for c in dicts(spec.get("containers"))),
-        resource_claims=tuple(
-            PodClaimRef(str(r.get("name")), text(r.get("resourceClaimName")), text(r.get("resourceClaimTemplateName")))
-            for r in dicts(spec.get("resourceClaims"))
-        ),
-        tolerations=tolerations(spec.get("tolerations")),
-        priority_class_name=text(spec.get("priorityClassName")) or None,
-        node_selector=str_map(spec.get("nodeSelector")),
-        required_node_terms=node_selector_terms(affinity.get("requiredDuringSchedulingIgnoredDuringExecution")),
-        service_account=text(spec.get("serviceAccountName")) or None,
-    )
+    g = spec.get if type(spec) is dict else _NO_FIELDS.get
+    init, app, refs, affinity = g("initContainers"), g("containers"), g("resourceClaims"), g("affinity")
+    node, priority, account = g("nodeName"), g("priorityClassName"), g("serviceAccountName")
+    return make(PodSpec, (
+        text(node) or None,
+        tuple(_container(c, True) for c in dicts(init)) if init else (),
+        tuple(_container(c, False) for c in dicts(app)) if app else (),
+        tuple(
+            make(PodClaimRef, (str(r.get("name")), text(r.get("resourceClaimName")), text(r.get("resourceClaimTemplateName")), None))
+            for r in dicts(refs)
+        ) if refs else (),
+        tolerations(g("tolerations")),
+        text(priority) or None,
+        str_map(g("nodeSelector")),
+        node_selector_terms(as_map(as_map(affinity).get("nodeAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution"))
+        if affinity else (),
+        text(account) or None,
+    ))
 
 
 # --- Pod ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ContainerState:
+class ContainerState(NamedTuple):
     """One ``status.containerStatuses[]`` entry."""
 
     name: str
@@ -195,24 +203,26 @@ class ContainerState:
     image: str | None
 
 
-def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
+def _container_states(statuses: Any) -> tuple[ContainerState, ...]:
+    if not statuses:
+        return ()
     out = []
-    for cs in dicts(status.get("containerStatuses")):
-        state = as_map(cs.get("state"))
+    for cs in dicts(statuses):
+        g = cs.get
+        state = as_map(g("state"))
         waiting = as_map(state.get("waiting"))
-        running = as_map(state.get("running"))
-        last = as_map(as_map(cs.get("lastState")).get("terminated"))
+        last = as_map(as_map(g("lastState")).get("terminated"))
         out.append(
-            ContainerState(
-                name=str(cs.get("name")),
-                ready=bool(cs.get("ready")),
-                restart_count=to_int(cs.get("restartCount")),
-                waiting_reason=text(waiting.get("reason")),
-                waiting_message=text(waiting.get("message")),
-                last_terminated_message=text(last.get("message")),
-                started_at=text(running.get("startedAt")),
-                image=text(cs.get("image")),
-            )
+            make(ContainerState, (
+                str(g("name")),
+                bool(g("ready")),
+                to_int(g("restartCount")),
+                text(waiting.get("reason")),
+                text(waiting.get("message")),
+                text(last.get("message")),
+                text(as_map(state.get("running")).get("startedAt")),
+                text(g("image")),
+            ))
         )
     return tuple(out)
 
@@ -301,16 +311,16 @@ def parse_pod(obj: dict[str, Any]) -> Pod:
     refs = spec.resource_claims
     if statuses:
         by_name = dict(statuses)
-        refs = tuple(PodClaimRef(r.name, r.claim_name, r.template_name, by_name.get(r.name)) for r in refs)
+        refs = tuple(r._replace(status_claim_name=by_name.get(r.name)) for r in refs)
     return Pod(
-        **meta_fields(obj, namespaced=True),
-        pod_spec=spec,
-        phase=text(status.get("phase")),
-        conditions=conditions(status.get("conditions")),
-        container_states=_container_states(status),
-        resource_claims=refs,
-        claim_statuses=statuses,
-    )
+        *meta_fields(obj, namespaced=True),
+        spec,
+        text(status.get("phase")),
+        conditions(status.get("conditions")),
+        _container_states(status.get("containerStatuses")),
+        refs,
+        statuses,
+    )  # positional, in field order (pod_spec, phase, conditions, container_states, resource_claims, claim_statuses)
 
 
 # --- Event --------------------------------------------------------------------------------------
@@ -343,7 +353,7 @@ def parse_event(obj: dict[str, Any]) -> Event:
     last = text(series.get("lastObservedTime") or obj.get("lastTimestamp") or obj.get("deprecatedLastTimestamp")) or first
     count = to_int(series.get("count") or obj.get("count") or obj.get("deprecatedCount") or 1, 1)
     return Event(
-        **meta_fields(obj, namespaced=True),
+        *meta_fields(obj, namespaced=True),
         involved_kind=text(inv.get("kind")),
         involved_namespace=text(inv.get("namespace")),
         involved_name=text(inv.get("name")),
@@ -371,7 +381,7 @@ class ConfigMap(KubeRecord):
 
 
 def parse_config_map(obj: dict[str, Any]) -> ConfigMap:
-    return ConfigMap(**meta_fields(obj, namespaced=True), data=str_map(obj.get("data")))
+    return ConfigMap(*meta_fields(obj, namespaced=True), data=str_map(obj.get("data")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,13 +397,12 @@ class PriorityClass(KubeRecord):
 
 def parse_priority_class(obj: dict[str, Any]) -> PriorityClass:
     value = obj.get("value")
-    return PriorityClass(**meta_fields(obj, namespaced=False),
+    return PriorityClass(*meta_fields(obj, namespaced=False),
                          value=value if isinstance(value, int) and not isinstance(value, bool) else None,
                          preemption_policy=text(obj.get("preemptionPolicy")) or None)
 
 
-@dataclass(frozen=True, slots=True)
-class PolicyRule:
+class PolicyRule(NamedTuple):
     api_groups: tuple[str, ...]
     resources: tuple[str, ...]
     verbs: tuple[str, ...]
@@ -420,4 +429,4 @@ def parse_cluster_role(obj: dict[str, Any]) -> ClusterRole:
         PolicyRule(strings(r.get("apiGroups")), strings(r.get("resources")), strings(r.get("verbs")))
         for r in dicts(obj.get("rules"))
     )
-    return ClusterRole(**meta_fields(obj, namespaced=False), rules=rules)
+    return ClusterRole(*meta_fields(obj, namespaced=False), rules=rules)

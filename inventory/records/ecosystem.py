@@ -75,7 +75,7 @@ class NVIDIADriver(OperatorResource):
 def parse_cluster_policy(obj: dict[str, Any]) -> ClusterPolicy:
     spec = as_map(obj.get("spec"))
     return ClusterPolicy(
-        **meta_fields(obj, namespaced=False),
+        *meta_fields(obj, namespaced=False),
         pins=tuple(component_pins(obj.get("spec"))),
         device_plugin_config=text(as_map(as_map(spec.get("devicePlugin")).get("config")).get("name")) or None,
         mig_strategy=text(as_map(spec.get("mig")).get("strategy")),
@@ -85,12 +85,12 @@ def parse_cluster_policy(obj: dict[str, Any]) -> ClusterPolicy:
 def parse_gpu_cluster(obj: dict[str, Any]) -> GPUCluster:
     spec = as_map(obj.get("spec"))
     domains = as_map(as_map(spec.get("draDriver")).get("computeDomains"))
-    return GPUCluster(**meta_fields(obj, namespaced=False), pins=tuple(component_pins(obj.get("spec"))),
+    return GPUCluster(*meta_fields(obj, namespaced=False), pins=tuple(component_pins(obj.get("spec"))),
                       compute_domains_enabled=domains.get("enabled") is True)
 
 
 def parse_nvidia_driver(obj: dict[str, Any]) -> NVIDIADriver:
-    return NVIDIADriver(**meta_fields(obj, namespaced=False), pins=tuple(component_pins(obj.get("spec"))))
+    return NVIDIADriver(*meta_fields(obj, namespaced=False), pins=tuple(component_pins(obj.get("spec"))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,7 @@ class PrometheusRule(KubeRecord):
 
 def parse_prometheus_rule(obj: dict[str, Any]) -> PrometheusRule:
     groups = dicts(as_map(obj.get("spec")).get("groups"))
-    return PrometheusRule(**meta_fields(obj, namespaced=True),
+    return PrometheusRule(*meta_fields(obj, namespaced=True),
                           exprs=tuple(str(r.get("expr", "")) for g in groups for r in dicts(g.get("rules"))))
 
 
@@ -119,7 +119,7 @@ class Kueue(KubeRecord):
 
 def parse_kueue(obj: dict[str, Any]) -> Kueue:
     config = as_map(as_map(obj.get("spec")).get("config"))
-    return Kueue(**meta_fields(obj, namespaced=False), has_config=bool(config),
+    return Kueue(*meta_fields(obj, namespaced=False), has_config=bool(config),
                  device_classes=frozenset(kueue_device_class_names(config)))
 
 

@@ -26,9 +26,7 @@ import sys
 from dataclasses import dataclass, field, fields
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any, ClassVar
-
-from inventory.kube import object_uid
+from typing import Any, ClassVar, NamedTuple
 
 from .base import (
     KubeRecord,
@@ -39,9 +37,11 @@ from .base import (
     cel_expressions,
     dicts,
     finalizers,
+    make,
     meta_fields,
     node_selector_terms,
     strings,
+    taints,
     text,
     to_int,
     tolerations,
@@ -286,14 +286,14 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
                     attrs,
                     caps,
                     bool(d.get("consumesCounters")),
-                    tuple(Taint.parse(t) for t in device_taints if isinstance(t, dict)) if isinstance(device_taints, list) else (),
+                    taints(device_taints) if device_taints else (),
                 ),
                 strict=True,
             )
         )
         devices.append(dev)
     return ResourceSlice(
-        **meta_fields(obj, namespaced=False),
+        *meta_fields(obj, namespaced=False),
         driver=driver,
         pool=pool_name,
         pool_generation=to_int(pool.get("generation")),
@@ -309,8 +309,7 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
 # --- requests (claims and templates) -----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceSubRequest:
+class DeviceSubRequest(NamedTuple):
     """What one request asks for: its ``exactly`` body, or one ``firstAvailable`` alternative.
 
     ``name``: the alternative's name (None for ``exactly``). ``allocation_mode``: as written,
@@ -332,23 +331,22 @@ class DeviceSubRequest:
     def parse(cls, body: dict[str, Any], name: Any = None) -> DeviceSubRequest:
         mode = text(body.get("allocationMode")) or "ExactCount"
         caps = as_map(as_map(body.get("capacity")).get("requests"))
-        return cls(
-            name=text(name),
-            device_class=text(body.get("deviceClassName")),
-            selectors=cel_expressions(body.get("selectors")),
-            allocation_mode=mode,
-            count=to_int(body.get("count"), 1) if mode == "ExactCount" else None,
-            admin_access=body.get("adminAccess") is True,
-            tolerations=tolerations(body.get("tolerations")),
-            capacity=tuple((str(k), str(v)) for k, v in caps.items() if not isinstance(v, dict | list)),
-        )
+        return make(cls, (
+            text(name),
+            text(body.get("deviceClassName")),
+            cel_expressions(body.get("selectors")),
+            mode,
+            to_int(body.get("count"), 1) if mode == "ExactCount" else None,
+            body.get("adminAccess") is True,
+            tolerations(body.get("tolerations")),
+            tuple((str(k), str(v)) for k, v in caps.items() if not isinstance(v, dict | list)),
+        ))
 
 
 _NO_BODY = DeviceSubRequest(None, None, (), "ExactCount", 1, False, (), ())
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceRequest:
+class DeviceRequest(NamedTuple):
     """One ``spec.devices.requests[]`` entry (v1 shape).
 
     ``exactly``: the request body, or None. ``first_available``: the prioritized
@@ -363,14 +361,11 @@ class DeviceRequest:
     def parse(cls, req: dict[str, Any]) -> DeviceRequest:
         exactly = req.get("exactly")
         alternatives = req.get("firstAvailable")
-        return cls(
-            name=text(req.get("name")),
-            exactly=DeviceSubRequest.parse(exactly) if isinstance(exactly, dict) else None,
-            first_available=(
-                tuple(DeviceSubRequest.parse(s, s.get("name")) for s in dicts(alternatives))
-                if "firstAvailable" in req else None
-            ),
-        )
+        return make(cls, (
+            text(req.get("name")),
+            DeviceSubRequest.parse(exactly) if isinstance(exactly, dict) else None,
+            tuple(DeviceSubRequest.parse(s, s.get("name")) for s in dicts(alternatives)) if "firstAvailable" in req else None,
+        ))
 
     @property
     def bodies(self) -> tuple[DeviceSubRequest, ...]:
@@ -404,8 +399,7 @@ def request_summary(req: dict[str, Any]) -> dict[str, Any]:
     return DeviceRequest.parse(req).summary()
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceConstraint:
+class DeviceConstraint(NamedTuple):
     """One ``spec.devices.constraints[]`` entry: the requests it spans (empty: all) and the
     attribute whose value must match, or must differ, across them."""
 
@@ -415,7 +409,7 @@ class DeviceConstraint:
 
     @classmethod
     def parse(cls, c: dict[str, Any]) -> DeviceConstraint:
-        return cls(strings(c.get("requests")), text(c.get("matchAttribute")), text(c.get("distinctAttribute")))
+        return make(cls, (strings(c.get("requests")), text(c.get("matchAttribute")), text(c.get("distinctAttribute"))))
 
 
 def _requests(devices: dict[str, Any]) -> tuple[DeviceRequest, ...]:
@@ -429,8 +423,7 @@ def _constraints(devices: dict[str, Any]) -> tuple[DeviceConstraint, ...]:
 # --- ResourceClaim ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class AllocationResult:
+class AllocationResult(NamedTuple):
     """One ``status.allocation.devices.results[]`` entry of a ResourceClaim, with the
     tolerations the scheduler copied into it."""
 
@@ -445,8 +438,7 @@ class AllocationResult:
         return (self.driver, self.pool, self.device)
 
 
-@dataclass(frozen=True, slots=True)
-class ConsumerRef:
+class ConsumerRef(NamedTuple):
     """One ``status.reservedFor[]`` entry: usually a pod (``resource: pods``)."""
 
     resource: str
@@ -523,30 +515,30 @@ def parse_resource_claim(obj: dict[str, Any]) -> ResourceClaim:
     if alloc:
         for r in dicts(as_map(alloc.get("devices")).get("results")):
             results.append(
-                AllocationResult(
-                    request=str(r.get("request", "")),
-                    driver=str(r.get("driver", "")),
-                    pool=str(r.get("pool", "")),
-                    device=str(r.get("device", "")),
-                    tolerations=tolerations(r.get("tolerations")),
-                )
+                make(AllocationResult, (
+                    str(r.get("request", "")),
+                    str(r.get("driver", "")),
+                    str(r.get("pool", "")),
+                    str(r.get("device", "")),
+                    tolerations(r.get("tolerations")),
+                ))
             )
         nodes, node = _allocation_nodes(alloc)
     reserved = tuple(
-        ConsumerRef(
-            resource=str(c.get("resource", "")),
-            name=str(c.get("name", "")),
-            uid=str(c.get("uid", "")),
-            api_group=str(c.get("apiGroup", "")),
-        )
+        make(ConsumerRef, (
+            str(c.get("resource", "")),
+            str(c.get("name", "")),
+            str(c.get("uid", "")),
+            str(c.get("apiGroup", "")),
+        ))
         for c in dicts(status.get("reservedFor"))
     )
     base = meta_fields(obj, namespaced=True)
-    owner_pod = next((o.uid for o in base["owners"] if o.kind == "Pod"), None)
-    base["namespace"] = meta["namespace"]
-    base["uid"] = object_uid(obj)
+    owner_pod = next((o.uid for o in base[9] if o.kind == "Pod"), None)
+    if base[3] != meta["namespace"]:  # written as "": kept as written (the sync refuses it)
+        base = (*base[:3], meta["namespace"], *base[4:])
     return ResourceClaim(
-        **base,
+        *base,
         finalizers=finalizers(obj),
         requests=_requests(devices),
         constraints=_constraints(devices),
@@ -572,7 +564,7 @@ class ResourceClaimTemplate(KubeRecord):
 
 def parse_resource_claim_template(obj: dict[str, Any]) -> ResourceClaimTemplate:
     devices = as_map(as_map(as_map(obj.get("spec")).get("spec")).get("devices"))
-    return ResourceClaimTemplate(**meta_fields(obj, namespaced=True), requests=_requests(devices),
+    return ResourceClaimTemplate(*meta_fields(obj, namespaced=True), requests=_requests(devices),
                                  constraints=_constraints(devices))
 
 
@@ -592,7 +584,7 @@ class DeviceClass(KubeRecord):
 
 def parse_device_class(obj: dict[str, Any]) -> DeviceClass:
     spec = as_map(obj.get("spec"))
-    return DeviceClass(**meta_fields(obj, namespaced=False), selectors=cel_expressions(spec.get("selectors")),
+    return DeviceClass(*meta_fields(obj, namespaced=False), selectors=cel_expressions(spec.get("selectors")),
                        extended_resource_name=text(spec.get("extendedResourceName")) or None)
 
 
@@ -619,7 +611,7 @@ def parse_device_taint_rule(obj: dict[str, Any]) -> DeviceTaintRule:
     sel = as_map(spec.get("deviceSelector"))
     taint = spec.get("taint")
     return DeviceTaintRule(
-        **meta_fields(obj, namespaced=False),
+        *meta_fields(obj, namespaced=False),
         driver=text(sel.get("driver")),
         pool=text(sel.get("pool")),
         device=text(sel.get("device")),

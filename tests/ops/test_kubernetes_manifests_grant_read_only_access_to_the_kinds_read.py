@@ -1,14 +1,17 @@
-"""The shipped ClusterRole grants get/list/watch on exactly the resources in inventory.kinds.KINDS
-and nothing else; the workloads run non-root on a read-only root filesystem with probes."""
+"""The shipped ClusterRole (deploy/kubernetes and the Helm chart's, as rendered) grants
+get/list/watch on exactly the resources in inventory.kinds.KINDS and nothing else; the workloads
+run non-root on a read-only root filesystem with probes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from django.urls import resolve
 
 from inventory.kinds import KINDS
+from tests.ops.helm_chart import rendered
 
 K8S = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
 
@@ -24,8 +27,16 @@ def _of(kind: str) -> list[dict]:
     return [d for d in _docs() if d["kind"] == kind]
 
 
-def test_clusterrole_covers_exactly_the_kinds_read():
-    (role,) = _of("ClusterRole")
+@pytest.mark.parametrize("source", ["manifests", "helm chart"])
+def test_clusterrole_covers_exactly_the_kinds_read(source):
+    docs = _docs() if source == "manifests" else list(rendered())
+    (role,) = [d for d in docs if d["kind"] == "ClusterRole"]
+    assert not [d for d in docs if d["kind"] in ("Role", "RoleBinding")]
+    if source == "helm chart":
+        (binding,) = [d for d in docs if d["kind"] == "ClusterRoleBinding"]
+        (sa,) = [d for d in docs if d["kind"] == "ServiceAccount"]
+        assert binding["roleRef"]["name"] == role["metadata"]["name"]
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa["metadata"]["name"], "namespace": "gpu-tools"}]
     granted = set()
     for rule in role["rules"]:
         assert sorted(rule) == ["apiGroups", "resources", "verbs"], rule  # no resourceNames, no nonResourceURLs

@@ -469,7 +469,7 @@ def evaluate_readiness(
     ``objects`` without ``kind`` (e.g. the empty raw of a node known only from its slices)
     are ignored.
     """
-    recs = list(records.as_records(objects, [], skip_unknown_versions=True))
+    recs = list(records.as_records(objects, [], skip_unknown_versions=True, kinds=READINESS_KINDS))
     slices = _gpu_slices(recs)
     slice_nodes = {d.node_name for sl in slices for d in sl.devices if d.node_name}
     gpu_nodes = [n for n in recs if isinstance(n, Node) and _is_gpu_node(n, slice_nodes)]

@@ -16,7 +16,7 @@ ResourceSlice and its devices, ResourceClaim, ResourceClaimTemplate, DeviceTaint
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 from inventory.normalize import UnknownAPIVersion, normalize
@@ -171,17 +171,20 @@ def parse_object(obj: Any) -> KubeRecord | None:
 
 def as_records(
     objects: Iterable[Any], errors: list[str] | None = None, *, skip_unknown_versions: bool = False,
-    keep_unknown: bool = False,
+    keep_unknown: bool = False, kinds: Collection[str] | None = None,
 ) -> Iterator[KubeRecord]:
     """Records of ``objects`` (raw objects or records, mixed), in order. Raw objects of kinds
     the product does not read are left out, or with ``keep_unknown`` given as their identity
     (``parse_identity``: e.g. a ReplicaSet that owns a pod); one that cannot be parsed
     (``ValueError``) is left out and described in ``errors`` when given, else raises.
     ``UnknownAPIVersion`` raises unless ``skip_unknown_versions`` (then it is an error like
-    the others)."""
+    the others). ``kinds``: only objects of these kinds (the others are not parsed)."""
     for obj in objects:
         if isinstance(obj, KubeRecord):
-            yield obj
+            if kinds is None or obj.kind in kinds:
+                yield obj
+            continue
+        if kinds is not None and (not isinstance(obj, dict) or obj.get("kind") not in kinds):
             continue
         try:
             rec = parse_object(obj)

@@ -11,7 +11,9 @@ conditions), ``core`` (Node, Pod, Event, ConfigMap, PriorityClass, ClusterRole),
 (DaemonSet, Deployment, StatefulSet, Job, CronJob), ``resource`` (DeviceClass,
 ResourceSlice and its devices, ResourceClaim, ResourceClaimTemplate, DeviceTaintRule),
 ``ecosystem`` (GPU Operator, NIM, KServe, Kueue, Volcano, Prometheus Operator resources),
-``config`` (what ConfigMap payloads hold, read on demand).
+``config`` (what ConfigMap payloads hold, read on demand), ``slim`` (raw objects cut to what
+the readiness checklist reads). Records are frozen slots dataclasses; their small parts
+(taints, tolerations, conditions, requests...) NamedTuples.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
 from inventory.kube import ObjectRef, identity
@@ -21,7 +22,7 @@ EMPTY: Mapping[str, Any] = {}
 
 # Decoded JSON holds exact dicts, lists and strs: ``type(v) is ...`` is the fast test, and the
 # parsers below run once per object of a 40,000-object cluster.
-_EMPTY_MAP: dict[str, Any] = {}
+_EMPTY_MAP: dict[str, Any] = MappingProxyType({})  # type: ignore[assignment]  # shared, so read-only
 
 
 def as_map(v: Any) -> dict[str, Any]:

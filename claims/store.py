@@ -35,9 +35,9 @@ from claims.diagnosis import ClusterState, Thresholds, diagnose
 from claims.diagnosis.findings import Finding as Diagnosis
 from claims.diagnosis.state import parse_time
 from inventory.bulk import delete_pks, insert_rows, update_rows
-from inventory.exports import load_model
+from inventory.exports import load_model, stored_of_kind
 from inventory.model import ClusterModel
-from inventory.models import TYPED_MODELS, ClaimState, Cluster, KubeObject, ResourceClaim, SourceKind
+from inventory.models import ClaimState, Cluster, ResourceClaim, SourceKind
 from inventory.snapshot import newest_timestamp
 
 from .models import SEVERITY_RANK, ClaimStateSeen, ClaimTransition, Finding, TransitionField
@@ -115,9 +115,7 @@ def object_uids(cluster: Cluster, refs: set[Ref]) -> dict[Ref, str]:
         by_kind[ref[0]].add(ref)
     out: dict[Ref, str] = {}
     for kind, wanted in sorted(by_kind.items()):
-        model = TYPED_MODELS.get(kind)
-        qs = model.objects.filter(cluster=cluster) if model else KubeObject.objects.filter(cluster=cluster, kind=kind)
-        namespaced = model is None or any(f.name == "namespace" for f in model._meta.fields)
+        qs, namespaced = stored_of_kind(cluster, kind)
         names = sorted({r[2] for r in wanted})
         for i in range(0, len(names), 400):
             chunk = qs.filter(name__in=names[i : i + 400])

@@ -11,6 +11,8 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator
 from typing import Any
 
+from django.db.models import QuerySet
+
 from .model import ClusterModel
 from .models import TYPED_MODELS, Cluster, Device, KubeObject, Node
 
@@ -87,13 +89,22 @@ def load_model(cluster: Cluster) -> ClusterModel:
     return model
 
 
+def stored_of_kind(cluster: Cluster, kind: str) -> tuple[QuerySet, bool]:
+    """The stored objects of ``kind`` in ``cluster`` (its typed table, else ``KubeObject``) and
+    whether that table has a namespace column."""
+    model = TYPED_MODELS.get(kind)
+    if model is None:
+        return KubeObject.objects.filter(cluster=cluster, kind=kind), True
+    return model.objects.filter(cluster=cluster), any(f.name == "namespace" for f in model._meta.fields)
+
+
 def stored_raw(cluster: Cluster, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
     """One stored object's raw form (what the migration planner patches), or None."""
     from . import jsonlist
 
-    model = TYPED_MODELS.get(kind)
-    qs = model.objects.filter(cluster=cluster, name=name) if model else KubeObject.objects.filter(cluster=cluster, kind=kind, name=name)
-    if namespace is not None and (model is None or any(f.name == "namespace" for f in model._meta.fields)):
+    qs, namespaced = stored_of_kind(cluster, kind)
+    qs = qs.filter(name=name)
+    if namespace is not None and namespaced:
         qs = qs.filter(namespace=namespace)
     raw = qs.values_list("raw", flat=True).first()
     if isinstance(raw, (str, bytes)):

@@ -62,6 +62,7 @@ def after_read_hooks(cluster, read) -> list[str]:
     due = analysis_due(cluster, getattr(read, "changed", True), now)
     # Never analysed, or time alone may have moved the answer: every analysis runs.
     forced = analysis_due(cluster, False, now)
+    read.analyses_forced = forced  # hooks that gate parts of their work on the change set read it
     changes = getattr(read, "changes", None)
     failed: list[str] = []
     for app in apps.get_app_configs():

@@ -34,7 +34,8 @@ class MigrationConfig(AppConfig):
 
         now = timezone.now()
         changes = getattr(read, "changes", None)
-        fresh = cluster.analyzed_at is None or changes is None
+        # Decided once, by after_read_hooks (never analysed, or a live cluster's refresh is due).
+        fresh = getattr(read, "analyses_forced", True) or changes is None
         model = getattr(read, "model", None)
         if fresh or changes.touches(READINESS_KINDS):
             evaluate_cluster(cluster, now, objects=list(model().of_kinds(READINESS_KINDS)) if model is not None else None)

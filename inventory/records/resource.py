@@ -432,6 +432,9 @@ class AllocationResult(NamedTuple):
     pool: str
     device: str
     tolerations: tuple[Toleration, ...] = ()
+    # ``consumedCapacity`` (name -> quantity string as written) of a device that allows
+    # multiple allocations: the claim's part of a shared device (chargeback reads it).
+    consumed_capacity: tuple[tuple[str, str], ...] = ()
 
     @property
     def device_key(self) -> tuple[str, str, str]:
@@ -489,6 +492,13 @@ class ResourceClaim(KubeRecord):
         return next((r for r in self.requests if r.name == name), None)
 
 
+def _consumed(v: Any) -> tuple[tuple[str, str], ...]:
+    """``results[].consumedCapacity`` as (name, quantity text) pairs; () when absent."""
+    if not isinstance(v, dict) or not v:
+        return ()
+    return tuple((str(k), t) for k, q in v.items() if (t := text(q)) is not None)
+
+
 def _allocation_nodes(alloc: dict[str, Any]) -> tuple[tuple[str, ...], str | None]:
     nodes: list[str] = []
     single = None
@@ -521,6 +531,7 @@ def parse_resource_claim(obj: dict[str, Any]) -> ResourceClaim:
                     str(r.get("pool", "")),
                     str(r.get("device", "")),
                     tolerations(r.get("tolerations")),
+                    _consumed(r.get("consumedCapacity")),
                 ))
             )
         nodes, node = _allocation_nodes(alloc)

@@ -21,7 +21,7 @@ from inventory.sync import sync_cluster
 from inventory.tasks import after_read_hooks
 from migration.evaluation import evaluate_cluster, items_json, readiness_evidence
 from migration.models import Attestation, ReadinessEvaluation, Trigger, items_fingerprint
-from migration.readiness import FAIL, PASS, UNKNOWN, evaluate_readiness
+from migration.readiness import FAIL, PASS, UNKNOWN, evaluate_readiness, percent_half_up
 
 LEGACY_CLUSTER = "legacy-dp"
 LEGACY_FOLDER = Path("demo") / "migration" / "legacy-dp"
@@ -67,7 +67,7 @@ def seed_readiness_history(cluster: Cluster, now: datetime) -> int:
                 i["evidence"] = [f"demo history: not met yet on {at:%Y-%m-%d}"]
         passed = sum(1 for i in items if i["status"] == PASS)
         ReadinessEvaluation.objects.create(
-            cluster=cluster, evaluated_at=at, trigger=Trigger.DEMO, score=round(100 * passed / len(items)),
+            cluster=cluster, evaluated_at=at, trigger=Trigger.DEMO, score=percent_half_up(passed, len(items)),
             passed=passed, total=len(items), stage="demo history", items=items, fingerprint=items_fingerprint(items),
         )
         written += 1

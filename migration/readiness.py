@@ -514,4 +514,17 @@ def evaluate_readiness(
         stage = "proof of concept"
     else:
         stage = "not started"
-    return Readiness(tuple(items), passed, len(items), round(100 * passed / len(items)), stage)
+    return Readiness(tuple(items), passed, len(items), percent_half_up(passed, len(items)), stage)
+
+
+def percent_half_up(part: int, whole: int) -> int:
+    """``part`` of ``whole`` in whole percent, halves rounded up (5/8 -> 63, 3/8 -> 38).
+
+    Integer arithmetic: Python's ``round`` rounds halves to even (``round(62.5) == 62`` but
+    ``round(37.5) == 38``), so two scores a half apart would round opposite ways. 0 for an
+    empty ``whole``.
+    """
+    if whole <= 0:
+        return 0
+    return (200 * part + whole) // (2 * whole)
+

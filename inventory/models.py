@@ -382,3 +382,39 @@ class UnmatchedSeries(models.Model):
 TYPED_MODELS: dict[str, type[KubeObjectBase]] = {
     "Node": Node, "DeviceClass": DeviceClass, "ResourceSlice": ResourceSlice, "ResourceClaim": ResourceClaim, "Pod": Pod,
 }  # fmt: skip
+
+
+class WatchCursor(models.Model):
+    """Where the last good sync of one list of a cluster stopped (``inventory.watch``).
+
+    ``target``: the list's key (kind, plus its selector when the kind is read as several
+    lists, e.g. ``Event?fieldSelector=involvedObject.kind=Pod``); ``resource_version``: the
+    ``metadata.resourceVersion`` of the last list, event or BOOKMARK applied, from which the
+    next sync resumes a watch; ``listed_at``: when the list was last read in full (a periodic
+    relist catches anything a watch missed)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="watch_cursors")
+    target = models.TextField()
+    resource_version = models.TextField(blank=True)
+    listed_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "target"], name="watchcursor_cluster_target")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster} {self.target}@{self.resource_version}"
+
+
+class SyncLease(models.Model):
+    """Who may sync one cluster now (``inventory.locks``): one row per cluster, taken by a
+    conditional UPDATE so two workers never both hold it. ``holder`` is empty when free,
+    ``queued:<token>`` while beat's dispatcher has a sync queued, ``host:pid`` of a running
+    sync otherwise; a lease past ``expires_at`` is free (its holder died)."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="sync_lease")
+    holder = models.CharField(max_length=300, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.cluster} held by {self.holder or 'nobody'}"

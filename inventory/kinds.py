@@ -45,7 +45,8 @@ KINDS: tuple[KindSpec, ...] = (
     KindSpec("ResourceSlice", DRA, DRA_VERSIONS, "resourceslices", False),
     KindSpec("ResourceClaim", DRA, DRA_VERSIONS, "resourceclaims", True),
     KindSpec("ResourceClaimTemplate", DRA, DRA_VERSIONS, "resourceclaimtemplates", True),
-    KindSpec("DeviceTaintRule", DRA, ("v1beta2", "v1alpha3"), "devicetaintrules", False, optional=True),
+    # DeviceTaintRule: v1 from Kubernetes 1.37 (a server serving only v1 would otherwise read as "none").
+    KindSpec("DeviceTaintRule", DRA, ("v1", "v1beta2", "v1alpha3"), "devicetaintrules", False, optional=True),
     KindSpec("Pod", "", ("v1",), "pods", True),
     KindSpec("Event", "", ("v1",), "events", True),
     KindSpec("ConfigMap", "", ("v1",), "configmaps", True, namespaces=GPU_STACK_NAMESPACES),

@@ -7,7 +7,8 @@ Sources: Node ``metadata.labels``, ``spec.unschedulable``, ``spec.taints``,
 ``status.conditions[type=Ready]``, ``status.nodeInfo.kubeletVersion``, ``status.allocatable``;
 Pod ``spec.{nodeName,containers,initContainers,resourceClaims,tolerations,priorityClassName,
 nodeSelector,affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution,
-serviceAccountName}``, ``status.{phase,conditions,containerStatuses,resourceClaimStatuses}``;
+serviceAccountName}``, ``status.{phase,conditions,containerStatuses (with allocatedResourcesStatus),resourceClaimStatuses,
+extendedResourceClaimStatus}``;
 Event in both shapes (core/v1 ``involvedObject``, ``count/firstTimestamp/lastTimestamp``,
 ``source``; events.k8s.io/v1 ``regarding``, ``eventTime``, ``series``, ``note``,
 ``reportingController``).
@@ -190,8 +191,56 @@ def parse_pod_spec(spec: Any) -> PodSpec:
 # --- Pod ----------------------------------------------------------------------------------------
 
 
+class ResourceHealth(NamedTuple):
+    """One ``allocatedResourcesStatus[].resources[]`` entry: ``resource_id`` and ``health``
+    (``Healthy``, ``Unhealthy``, ``Unknown``). The kubelet (``pkg/kubelet/cm/dra``) writes the
+    device's first CDI device id as ``resource_id`` when the driver gave one
+    (``vendor/class=name``), else ``<driver>/<pool>/<device>``."""
+
+    resource_id: str
+    health: str | None
+
+    @property
+    def device_key(self) -> tuple[str, str, str] | None:
+        """(driver, pool, device) of a DRA resource id: the driver is the first segment, the
+        device the last (DNS names); the pool, which may hold slashes, what is between."""
+        parts = self.resource_id.split("/")
+        if "=" in self.resource_id or len(parts) < 3 or not all(parts):  # a CDI id names no pool
+            return None
+        return (parts[0], "/".join(parts[1:-1]), parts[-1])
+
+
+class ResourceStatus(NamedTuple):
+    """One ``status.containerStatuses[].allocatedResourcesStatus[]`` entry: ``name`` (for DRA
+    ``claim:<entry>`` or ``claim:<entry>/<request>``, ``entry`` being the pod's
+    ``spec.resourceClaims[].name``, not the ResourceClaim's name) and the health of each
+    device it was given."""
+
+    name: str
+    resources: tuple[ResourceHealth, ...]
+
+    @property
+    def claim_request(self) -> tuple[str, str | None] | None:
+        """(pod claim entry name, request or None) of a DRA entry, else None."""
+        if not self.name.startswith("claim:"):
+            return None
+        claim, _, request = self.name[len("claim:"):].partition("/")
+        return (claim, request or None)
+
+
+def _resource_statuses(v: Any) -> tuple[ResourceStatus, ...]:
+    return tuple(
+        make(ResourceStatus, (
+            str(s.get("name") or ""),
+            tuple(make(ResourceHealth, (str(h.get("resourceID") or ""), text(h.get("health")))) for h in dicts(s.get("resources"))),
+        ))
+        for s in dicts(v)
+    )
+
+
 class ContainerState(NamedTuple):
-    """One ``status.containerStatuses[]`` entry."""
+    """One ``status.containerStatuses[]`` entry. ``allocated_resources_status``:
+    ``allocatedResourcesStatus[]`` (the kubelet's health of the devices the container got)."""
 
     name: str
     ready: bool
@@ -201,6 +250,7 @@ class ContainerState(NamedTuple):
     last_terminated_message: str | None
     started_at: str | None
     image: str | None
+    allocated_resources_status: tuple[ResourceStatus, ...] = ()
 
 
 def _container_states(statuses: Any) -> tuple[ContainerState, ...]:
@@ -222,9 +272,39 @@ def _container_states(statuses: Any) -> tuple[ContainerState, ...]:
                 text(last.get("message")),
                 text(as_map(state.get("running")).get("startedAt")),
                 text(g("image")),
+                _resource_statuses(ars) if (ars := g("allocatedResourcesStatus")) else (),
             ))
         )
     return tuple(out)
+
+
+class ExtendedResourceRequest(NamedTuple):
+    """One ``status.extendedResourceClaimStatus.requestMappings[]`` entry: the container, the
+    extended resource it asked for (``nvidia.com/gpu``) and the claim request serving it."""
+
+    container_name: str
+    resource_name: str
+    request_name: str
+
+
+class ExtendedResourceClaimStatus(NamedTuple):
+    """``status.extendedResourceClaimStatus``: the ResourceClaim the scheduler made for the
+    pod's extended-resource requests that a DeviceClass (``extendedResourceName``) serves."""
+
+    resource_claim_name: str
+    request_mappings: tuple[ExtendedResourceRequest, ...]
+
+
+def _extended_status(v: Any) -> ExtendedResourceClaimStatus | None:
+    if not isinstance(v, dict) or not v:
+        return None
+    return make(ExtendedResourceClaimStatus, (
+        str(v.get("resourceClaimName") or ""),
+        tuple(
+            make(ExtendedResourceRequest, (str(m.get("containerName") or ""), str(m.get("resourceName") or ""), str(m.get("requestName") or "")))
+            for m in dicts(v.get("requestMappings"))
+        ),
+    ))
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +322,30 @@ class Pod(KubeRecord):
     container_states: tuple[ContainerState, ...]
     resource_claims: tuple[PodClaimRef, ...]
     claim_statuses: tuple[tuple[str, str | None], ...]
+    extended_resource_claim: ExtendedResourceClaimStatus | None = None
+
+    def claim_for_entry(self, entry: str) -> str | None:
+        """The ResourceClaim name behind the pod's ``spec.resourceClaims[]`` entry ``entry``
+        (``resourceClaimName``, else ``status.resourceClaimStatuses``)."""
+        for r in self.pod_spec.resource_claims:
+            if r.name == entry:
+                return r.claim_name or r.status_claim_name
+        return next((n for e, n in self.claim_statuses if e == entry), None)
+
+    @property
+    def resource_health(self) -> tuple[tuple[str, str | None, ResourceHealth], ...]:
+        """Every DRA device health the kubelet reports, as (claim name, request or None,
+        entry) triples (``allocatedResourcesStatus`` with the pod's claim entry resolved to
+        its ResourceClaim; entries whose claim the pod does not name are left out)."""
+        out = []
+        for cs in self.container_states:
+            for rs in cs.allocated_resources_status:
+                ref = rs.claim_request
+                claim = self.claim_for_entry(ref[0]) if ref else None
+                if claim is None:
+                    continue
+                out.extend((claim, ref[1], h) for h in rs.resources)  # type: ignore[index]
+        return tuple(out)
 
     @property
     def node_name(self) -> str | None:
@@ -272,6 +376,8 @@ class Pod(KubeRecord):
         entries, then claims generated from templates (``resourceClaimStatuses``)."""
         names = [r.claim_name for r in self.pod_spec.resource_claims if r.claim_name]
         names += [n for _, n in self.claim_statuses if n]
+        if self.extended_resource_claim and self.extended_resource_claim.resource_claim_name:
+            names.append(self.extended_resource_claim.resource_claim_name)
         return list(dict.fromkeys(names))
 
     @property
@@ -320,7 +426,8 @@ def parse_pod(obj: dict[str, Any]) -> Pod:
         _container_states(status.get("containerStatuses")),
         refs,
         statuses,
-    )  # positional, in field order (pod_spec, phase, conditions, container_states, resource_claims, claim_statuses)
+        _extended_status(status.get("extendedResourceClaimStatus")),
+    )  # positional, in field order (pod_spec, phase, conditions, container_states, resource_claims, claim_statuses, extended)
 
 
 # --- Event --------------------------------------------------------------------------------------

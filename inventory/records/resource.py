@@ -29,12 +29,14 @@ from functools import lru_cache
 from typing import Any, ClassVar, NamedTuple
 
 from .base import (
+    Condition,
     KubeRecord,
     Taint,
     Toleration,
     annotations,
     as_map,
     cel_expressions,
+    conditions,
     dicts,
     finalizers,
     make,
@@ -68,6 +70,7 @@ def _load_quantity_parser() -> Any:
 
 _k8s_parse_quantity = _load_quantity_parser()
 PCI_BUS_ID_ATTR = "resource.kubernetes.io/pciBusID"
+EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -118,6 +121,60 @@ def _qualified(name: str, driver: str) -> str:
 # --- ResourceSlice ------------------------------------------------------------------------------
 
 
+def _counters(v: Any) -> dict[str, Decimal]:
+    """A ``counters`` map (name -> ``{value: <quantity>}``) as name -> Decimal in base units;
+    a counter whose value is not a quantity is left out."""
+    out: dict[str, Decimal] = {}
+    for k, c in as_map(v).items():
+        q = parse_quantity(c.get("value")) if isinstance(c, dict) else None
+        if q is not None:
+            out[str(k)] = q
+    return out
+
+
+class CounterSet(NamedTuple):
+    """One ``spec.sharedCounters[]`` entry of a ResourceSlice: ``name`` and its ``counters``
+    (counter name -> amount in base units: ``memory`` in bytes, ``multiprocessors`` a count)."""
+
+    name: str
+    counters: dict[str, Decimal]
+
+    @classmethod
+    def parse(cls, v: dict[str, Any]) -> CounterSet:
+        return make(cls, (str(v.get("name") or ""), _counters(v.get("counters"))))
+
+
+class CounterConsumption(NamedTuple):
+    """One ``devices[].consumesCounters[]`` entry: the ``counterSet`` (by name, in the same
+    pool) and the amounts of its counters the device takes when allocated (base units)."""
+
+    counter_set: str
+    counters: dict[str, Decimal]
+
+    @classmethod
+    def parse(cls, v: dict[str, Any]) -> CounterConsumption:
+        return make(cls, (str(v.get("counterSet") or ""), _counters(v.get("counters"))))
+
+
+class CapacityPolicy(NamedTuple):
+    """``capacity.<name>.requestPolicy`` (consumable capacity): ``default`` (what a request
+    that names no amount consumes), ``valid_values``, ``valid_range`` (min, max, step); all
+    quantity text as published, None when unset."""
+
+    default: str | None
+    valid_values: tuple[str, ...]
+    valid_range: tuple[str | None, str | None, str | None] | None
+
+    @classmethod
+    def parse(cls, v: dict[str, Any]) -> CapacityPolicy:
+        rng = v.get("validRange")
+        return make(cls, (
+            text(v.get("default")),
+            strings(v.get("validValues")),
+            (text(rng.get("min")), text(rng.get("max")), text(rng.get("step"))) if isinstance(rng, dict) else None,
+        ))
+
+
 @dataclass(frozen=True)
 class Device:
     """One device entry of a ResourceSlice, keyed like an allocation result names it.
@@ -127,6 +184,14 @@ class Device:
     ``memory_bytes``: capacity ``memory`` in bytes (the driver publishes e.g. ``81559Mi``).
     ``type``: the driver's ``type`` attribute (``gpu``, ``mig``, ``vfio`` ...) or ``other``.
     ``taints``: the device's own ``taints`` (DeviceTaintRules are matched by the reader).
+    ``consumes_counters``: ``consumesCounters[]`` (partitionable devices: which counter set of
+    its pool, ``spec.sharedCounters``, it draws on and how much); empty when it draws on none.
+    ``allow_multiple_allocations``: ``allowMultipleAllocations`` (consumable capacity: several
+    claims may share it while its capacity lasts). ``capacity_policies``: capacity name ->
+    ``capacity.<name>.requestPolicy`` (``CapacityPolicy``) where the driver set one.
+    ``binds_to_node``, ``binding_conditions``, ``binding_failure_conditions``: as published
+    (DRADeviceBindingConditions: the scheduler waits for the conditions on the claim's
+    ``status.devices[]`` before binding the pod).
     """
 
     driver: str
@@ -145,8 +210,13 @@ class Device:
     memory_bytes: int | None
     attributes: dict[str, Any] = field(default_factory=dict)
     capacity: dict[str, str] = field(default_factory=dict)
-    consumes_counters: bool = False
+    consumes_counters: tuple[CounterConsumption, ...] = ()
     taints: tuple[Taint, ...] = ()
+    allow_multiple_allocations: bool = False
+    binds_to_node: bool = False
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
+    capacity_policies: dict[str, CapacityPolicy] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -156,12 +226,17 @@ class Device:
     def attr(self, name: str) -> Any:
         return self.attributes.get(_qualified(name, self.driver))
 
+    def capacity_value(self, name: str) -> Decimal | None:
+        """``capacity[name].value`` parsed (base units), None when absent or not a quantity."""
+        return parse_quantity(self.capacity.get(_qualified(name, self.driver)))
+
 
 @dataclass(frozen=True, slots=True)
 class ResourceSlice(KubeRecord):
     """A ResourceSlice: one pool's share of devices, usually one per node and driver.
 
-    ``shared_counters``: the slice declares ``sharedCounters`` (partitionable devices).
+    ``shared_counters``: ``spec.sharedCounters[]`` (partitionable devices; NVIDIA's dynamic
+    MIG publishes them in a slice of their own, without devices, in the devices' pool).
     ``allow_multiple``: names of devices with ``allowMultipleAllocations`` (they stay free
     when allocated).
     """
@@ -175,7 +250,7 @@ class ResourceSlice(KubeRecord):
     node_name: str | None
     all_nodes: bool
     devices: tuple[Device, ...]
-    shared_counters: bool = False
+    shared_counters: tuple[CounterSet, ...] = ()
     allow_multiple: frozenset[str] = frozenset()
 
 
@@ -184,7 +259,8 @@ class ResourceSlice(KubeRecord):
 _DEVICE_FIELDS = (
     "driver", "pool", "name", "node_name", "slice_name", "type", "uuid", "parent_uuid",
     "product_name", "profile", "architecture", "driver_version", "pci_bus_id", "memory_bytes",
-    "attributes", "capacity", "consumes_counters", "taints",
+    "attributes", "capacity", "consumes_counters", "taints", "allow_multiple_allocations", "binds_to_node",
+    "binding_conditions", "binding_failure_conditions", "capacity_policies",
 )
 # Guard for the shortcut: it is only equivalent while Device has exactly these fields and no
 # __post_init__; change both together.
@@ -251,6 +327,7 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
             else:
                 attrs[qk] = attribute_value(v)
         caps: dict[str, str] = {}
+        policies: dict[str, CapacityPolicy] = {}
         for k, v in raw_caps.items():
             if isinstance(v, dict):
                 qk = qualified.get(k)
@@ -258,11 +335,16 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
                     qk = qualified[k] = k if "/" in k else prefix + k
                 q = v.get("value")
                 caps[qk] = (q if type(q) is str else _str(q)) or ""
+                policy = v.get("requestPolicy")
+                if policy and isinstance(policy, dict):
+                    policies[qk] = CapacityPolicy.parse(policy)
         mem = parse_quantity(caps.get(k_memory))
         dtype = attrs.get(k_type)
         g = attrs.get
         device_taints = d.get("taints")
-        if d.get("allowMultipleAllocations"):
+        consumes = d.get("consumesCounters")
+        allow_multiple = d.get("allowMultipleAllocations") is True
+        if allow_multiple:
             multiple.append(dname)
         dev = new_object(Device)
         dev.__dict__.update(
@@ -285,8 +367,13 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
                     int(mem) if mem is not None and 0 <= mem <= MAX_BYTES else None,
                     attrs,
                     caps,
-                    bool(d.get("consumesCounters")),
+                    tuple(CounterConsumption.parse(c) for c in dicts(consumes)) if consumes else (),
                     taints(device_taints) if device_taints else (),
+                    allow_multiple,
+                    d.get("bindsToNode") is True,
+                    strings(d.get("bindingConditions")),
+                    strings(d.get("bindingFailureConditions")),
+                    policies,
                 ),
                 strict=True,
             )
@@ -301,7 +388,7 @@ def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
         node_name=node,
         all_nodes=bool(spec.get("allNodes")),
         devices=tuple(devices),
-        shared_counters=bool(spec.get("sharedCounters")),
+        shared_counters=tuple(CounterSet.parse(c) for c in dicts(spec.get("sharedCounters"))),
         allow_multiple=frozenset(multiple),
     )
 
@@ -424,21 +511,72 @@ def _constraints(devices: dict[str, Any]) -> tuple[DeviceConstraint, ...]:
 
 
 class AllocationResult(NamedTuple):
-    """One ``status.allocation.devices.results[]`` entry of a ResourceClaim, with the
-    tolerations the scheduler copied into it."""
+    """One ``status.allocation.devices.results[]`` entry of a ResourceClaim.
+
+    ``request``: as written: the request's name, or ``<request>/<subrequest>`` when a
+    ``firstAvailable`` alternative was chosen. ``tolerations``: those the scheduler copied
+    in. ``admin_access``: ``adminAccess`` (a monitoring claim: the device is not taken).
+    ``share_id``: ``shareID`` (one share of a device with ``allowMultipleAllocations``).
+    ``consumed_capacity``: ``consumedCapacity`` as (capacity name as written, quantity text)
+    pairs: the claim's part of a shared device (chargeback reads it too).
+    ``binding_conditions``/``binding_failure_conditions``: copied from the device; the pod is
+    bound only once every binding condition is True on the claim's ``status.devices[]``.
+    """
 
     request: str
     driver: str
     pool: str
     device: str
     tolerations: tuple[Toleration, ...] = ()
-    # ``consumedCapacity`` (name -> quantity string as written) of a device that allows
-    # multiple allocations: the claim's part of a shared device (chargeback reads it).
     consumed_capacity: tuple[tuple[str, str], ...] = ()
+    admin_access: bool = False
+    share_id: str | None = None
+    binding_conditions: tuple[str, ...] = ()
+    binding_failure_conditions: tuple[str, ...] = ()
 
     @property
     def device_key(self) -> tuple[str, str, str]:
         return (self.driver, self.pool, self.device)
+
+    @property
+    def main_request(self) -> str:
+        """The claim's request this result satisfies (``req`` of ``req/sub``)."""
+        return self.request.split("/", 1)[0]
+
+    @property
+    def subrequest(self) -> str | None:
+        """The chosen ``firstAvailable`` alternative (``sub`` of ``req/sub``), else None."""
+        parts = self.request.split("/", 1)
+        return parts[1] if len(parts) == 2 else None
+
+    def consumed(self, name: str) -> Decimal | None:
+        """``consumedCapacity[name]`` in base units (name qualified or as the driver wrote it)."""
+        short = name[len(self.driver) + 1:] if name.startswith(self.driver + "/") else None
+        q = next((v for k, v in self.consumed_capacity if k == name or k == short), None)
+        return parse_quantity(q)
+
+
+class DeviceStatus(NamedTuple):
+    """One ``status.devices[]`` entry of a ResourceClaim (what the driver reports about an
+    allocated device): ``driver``/``pool``/``device``/``share_id`` name the allocation it is
+    about; ``conditions`` (metav1 Conditions, e.g. ``Ready`` or a binding condition);
+    ``data``: the driver's opaque ``data`` as decoded JSON (None when absent);
+    ``network_data``: ``networkData`` as written."""
+
+    driver: str
+    pool: str
+    device: str
+    share_id: str | None
+    conditions: tuple[Condition, ...]
+    data: Any
+    network_data: dict[str, Any]
+
+    @property
+    def device_key(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool, self.device)
+
+    def condition(self, ctype: str) -> Condition | None:
+        return next((c for c in self.conditions if c.type == ctype), None)
 
 
 class ConsumerRef(NamedTuple):
@@ -460,7 +598,11 @@ class ResourceClaim(KubeRecord):
     it to (``matchFields`` on ``metadata.name``, operator ``In``); ``allocation_node``: the
     single node of the first such field with one value (what the claim list shows), else None.
     ``owner_pod_uid``/``pod_claim_name``: the Pod that owns it and the pod's claim entry it was
-    made for (``resource.kubernetes.io/pod-claim-name``).
+    made for (``resource.kubernetes.io/pod-claim-name``). ``device_statuses``:
+    ``status.devices[]`` (``DeviceStatus``). ``extended_resource_claim``: the scheduler made it
+    for a pod's extended-resource request (annotation
+    ``resource.kubernetes.io/extended-resource-claim: "true"``; the pod names it in
+    ``status.extendedResourceClaimStatus``).
     """
 
     namespace: str
@@ -475,6 +617,8 @@ class ResourceClaim(KubeRecord):
     pod_claim_name: str | None
     allocation_nodes: tuple[str, ...]
     allocation_node: str | None
+    device_statuses: tuple[DeviceStatus, ...] = ()
+    extended_resource_claim: bool = False
 
     @property
     def state(self) -> str:
@@ -490,6 +634,54 @@ class ResourceClaim(KubeRecord):
 
     def request(self, name: str) -> DeviceRequest | None:
         return next((r for r in self.requests if r.name == name), None)
+
+    @property
+    def admin_access(self) -> bool:
+        """Every allocated result has ``adminAccess`` (or, unallocated, every request asks
+        for it): a monitoring claim that takes no device."""
+        if self.results:
+            return all(r.admin_access for r in self.results)
+        bodies = [b for r in self.requests for b in r.bodies]
+        return bool(bodies) and all(b.admin_access for b in bodies)
+
+    @property
+    def chosen_subrequests(self) -> dict[str, str]:
+        """request name -> the ``firstAvailable`` alternative the allocation chose."""
+        return {r.main_request: r.subrequest for r in self.results if r.subrequest is not None}
+
+    @property
+    def binding_conditions_pending(self) -> tuple[tuple[AllocationResult, str], ...]:
+        """(result, condition type) for each binding condition not yet True on the matching
+        ``status.devices[]`` entry: the scheduler waits for these before binding the pod."""
+        out = []
+        for r in self.results:
+            if not r.binding_conditions:
+                continue
+            st = self.device_status(r)
+            for ctype in r.binding_conditions:
+                c = st.condition(ctype) if st else None
+                if c is None or c.status != "True":
+                    out.append((r, ctype))
+        return tuple(out)
+
+    @property
+    def binding_failed(self) -> tuple[tuple[AllocationResult, Condition], ...]:
+        """(result, condition) for each binding failure condition that is True."""
+        out = []
+        for r in self.results:
+            st = self.device_status(r) if r.binding_failure_conditions else None
+            for ctype in r.binding_failure_conditions if st else ():
+                c = st.condition(ctype)  # type: ignore[union-attr]
+                if c is not None and c.status == "True":
+                    out.append((r, c))
+        return tuple(out)
+
+    def device_status(self, result: AllocationResult) -> DeviceStatus | None:
+        """The ``status.devices[]`` entry of one allocation result (same device and share)."""
+        return next(
+            (s for s in self.device_statuses if s.device_key == result.device_key and s.share_id == result.share_id),
+            None,
+        )
 
 
 def _consumed(v: Any) -> tuple[tuple[str, str], ...]:
@@ -532,6 +724,10 @@ def parse_resource_claim(obj: dict[str, Any]) -> ResourceClaim:
                     str(r.get("device", "")),
                     tolerations(r.get("tolerations")),
                     _consumed(r.get("consumedCapacity")),
+                    r.get("adminAccess") is True,
+                    text(r.get("shareID")) or None,
+                    strings(r.get("bindingConditions")),
+                    strings(r.get("bindingFailureConditions")),
                 ))
             )
         nodes, node = _allocation_nodes(alloc)
@@ -561,7 +757,21 @@ def parse_resource_claim(obj: dict[str, Any]) -> ResourceClaim:
         pod_claim_name=_str(annotations(obj).get(POD_CLAIM_NAME_ANNOTATION)),
         allocation_nodes=nodes,
         allocation_node=node,
+        device_statuses=tuple(_device_status(d) for d in dicts(status.get("devices"))),
+        extended_resource_claim=str(annotations(obj).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION, "")).lower() == "true",
     )
+
+
+def _device_status(d: dict[str, Any]) -> DeviceStatus:
+    return make(DeviceStatus, (
+        str(d.get("driver", "")),
+        str(d.get("pool", "")),
+        str(d.get("device", "")),
+        text(d.get("shareID")) or None,
+        conditions(d.get("conditions")),
+        d.get("data"),
+        dict(as_map(d.get("networkData"))),
+    ))
 
 
 @dataclass(frozen=True, slots=True)
@@ -601,8 +811,9 @@ def parse_device_class(obj: dict[str, Any]) -> DeviceClass:
 
 @dataclass(frozen=True, slots=True)
 class DeviceTaintRule(KubeRecord):
-    """A DeviceTaintRule: ``spec.deviceSelector`` {driver, pool, device, selectors} and
-    ``spec.taint`` (None when absent)."""
+    """A DeviceTaintRule (v1alpha3, v1beta2, v1 from Kubernetes 1.37): ``spec.deviceSelector``
+    {driver, pool, device; v1alpha3 also deviceClassName and CEL selectors}, ``spec.taint``
+    (None when absent) and ``status.conditions`` (e.g. ``EvictionInProgress``)."""
 
     NAMESPACED: ClassVar[bool] = False
 
@@ -611,10 +822,26 @@ class DeviceTaintRule(KubeRecord):
     device: str | None
     selectors: tuple[str, ...]
     taint: Taint | None
+    device_class: str | None = None
+    conditions: tuple[Condition, ...] = ()
 
     @property
     def selector_empty(self) -> bool:
-        return not (self.driver or self.pool or self.device or self.selectors)
+        return not (self.driver or self.pool or self.device or self.selectors or self.device_class)
+
+    def selects(self, device: Device) -> bool | None:
+        """Whether the rule's driver/pool/device fields select ``device`` (all set ones must
+        match; none set selects every device). None when the rule also has CEL selectors or a
+        DeviceClass (v1alpha3), which need the CEL evaluator to decide."""
+        if self.driver and self.driver != device.driver:
+            return False
+        if self.pool and self.pool != device.pool:
+            return False
+        if self.device and self.device != device.name:
+            return False
+        if self.selectors or self.device_class:
+            return None
+        return True
 
 
 def parse_device_taint_rule(obj: dict[str, Any]) -> DeviceTaintRule:
@@ -628,4 +855,6 @@ def parse_device_taint_rule(obj: dict[str, Any]) -> DeviceTaintRule:
         device=text(sel.get("device")),
         selectors=cel_expressions(sel.get("selectors")),
         taint=Taint.parse(taint) if isinstance(taint, dict) and taint else None,
+        device_class=text(sel.get("deviceClassName")) or None,
+        conditions=conditions(as_map(obj.get("status")).get("conditions")),
     )

@@ -377,6 +377,34 @@ class UnmatchedSeries(models.Model):
         return f"{self.field}: {self.reason}"
 
 
+class RecordedSeries(models.Model):
+    """One DCGM series of a snapshot's recorded history (a ``*.range.json`` file, the answer of
+    Prometheus ``/api/v1/query_range``), charted for clusters read from snapshots.
+
+    ``field``: the DCGM field name (``__name__``). ``uuid``: the physical GPU's ``UUID`` label
+    (the parent for MIG series), what charts select by. ``points``: ``[[unix_s, value|null],
+    ...]`` in time order, value in the field's unit. ``start_s``/``end_s``: first and last
+    point (Unix seconds). Replaced whole on each sync of the snapshot; bounded by
+    ``inventory.telemetry_range`` (series per file, points per series) and
+    ``inventory.telemetry.MAX_RECORDED_SERIES`` per cluster.
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="recorded_series")
+    field = models.TextField()
+    uuid = ClusterTextField(blank=True)
+    labels = JSONTextField(default=dict)
+    points = JSONTextField(default=list)
+    start_s = models.FloatField()
+    end_s = models.FloatField()
+    source = models.TextField(blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "uuid"])]
+
+    def __str__(self) -> str:
+        return f"{self.field} {self.uuid}"
+
+
 # The kinds stored in their own tables (every other kind is a KubeObject row), in the order a
 # sync writes them: classes before the slices they match, slices before claims allocated from them.
 TYPED_MODELS: dict[str, type[KubeObjectBase]] = {

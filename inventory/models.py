@@ -446,3 +446,27 @@ class SyncLease(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster} held by {self.holder or 'nobody'}"
+
+
+class ModelChunk(models.Model):
+    """Part of one cluster's model (``inventory.stored_model``): the parsed records of one kind
+    whose uids fall in one bucket, as msgpack (``inventory.model_codec``). A fresh process
+    decodes these instead of parsing every stored raw object again. The row with ``kind=""``
+    marks the set valid: ``basis`` is the cluster's ``data_changed_at`` the chunks match and
+    ``fingerprint`` the parse layer's code they were made by; anything else reads as absent."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=100)
+    bucket = models.SmallIntegerField()
+    record_type = models.CharField(max_length=100, blank=True)
+    fingerprint = models.CharField(max_length=64, blank=True)
+    basis = models.DateTimeField(null=True, blank=True)
+    count = models.IntegerField(default=0)
+    data = models.BinaryField(default=b"")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "kind", "bucket", "record_type"],
+                                               name="modelchunk_cluster_kind_bucket_type")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster} {self.kind or 'marker'}#{self.bucket}"

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "template_partials",
     "inventory",
     "claims",
+    "claims.ledger",  # chargeback ledger (label "chargeback", its own migrations)
     "migration",
     "devtools",  # dev commands (demo, fleet, benchmark); product apps never import it
 ]
@@ -179,6 +180,14 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# --- Chargeback (docs/chargeback.md) -----------------------------------------------------
+# Price per whole-GPU-hour by GPU product (the devices' productName), JSON; "*" for any other
+# product, e.g. {"NVIDIA H100 80GB HBM3": 2.5, "*": 1.0}. Products without a price have no cost.
+CLAIMSCOPE_CHARGEBACK_PRICES = env.json("CLAIMSCOPE_CHARGEBACK_PRICES", default={})
+CLAIMSCOPE_CHARGEBACK_CURRENCY = env.str("CLAIMSCOPE_CHARGEBACK_CURRENCY", default="USD")
+# Namespace label or annotation key naming a namespace's team ("" = no team column).
+CLAIMSCOPE_CHARGEBACK_TEAM_LABEL = env.str("CLAIMSCOPE_CHARGEBACK_TEAM_LABEL", default="")
 
 # Days a readiness attestation (someone's word for a checklist item) stays valid.
 READINESS_ATTESTATION_DAYS = env.int("READINESS_ATTESTATION_DAYS", default=90)

@@ -1,0 +1,266 @@
+"""Chargeback from the database: the ledger the syncs keep (``ChargebackHolding``), the
+claims allocated now, their devices and DCGM values, put through ``claims.chargeback``.
+
+Queries are bounded: a fixed number per cluster (claims, results with their devices, parent
+GPUs, ledger rows, device values), never one per claim.
+
+Where each time comes from (docs/chargeback.md):
+- start: ``status.allocation.allocationTimestamp`` (``ResourceClaim.allocated_at``), else the
+  ledger's first sighting, else the claim's creation;
+- end of a holding the syncs no longer see: the ledger's ``last_seen`` (last seen allocated);
+- end of a holding held now: the window's end for a cluster read live; for a snapshot
+  cluster its snapshot time (nothing is known after it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F, Max, Q
+from django.utils import timezone
+
+from inventory import charts
+from inventory.kube import parse_time
+from inventory.models import AllocationResult, ClaimState, Cluster, Device, ResourceClaim, SourceKind
+from inventory.records import parse_object
+
+from . import chargeback as cb
+from .ledger.models import ChargebackHolding
+
+log = logging.getLogger(__name__)
+
+HELD_STATES = (ClaimState.ALLOCATED, ClaimState.IN_USE, ClaimState.DELETING)
+_DEVICE_FIELDS = ("id", "driver", "pool", "name", "type", "product_name", "profile", "uuid", "parent_uuid", "memory_bytes", "capacity")
+
+
+def _gpu_device(d: Device) -> cb.GpuDevice:
+    return cb.GpuDevice(
+        key=(d.driver, d.pool, d.name), type=d.type, product=d.product_name or "", profile=d.profile or "",
+        uuid=d.uuid or "", parent_uuid=d.parent_uuid or "", memory_bytes=d.memory_bytes,
+        capacity={str(k): str(v) for k, v in (d.capacity or {}).items()},
+    )  # fmt: skip
+
+
+def ledger_now(cluster: Cluster, model: Any = None) -> datetime:
+    """The time a sync's sighting is recorded at: the clock for a live cluster; for a
+    snapshot its newest timestamp (as the diagnosis does), else the clock."""
+    if cluster.source_kind == SourceKind.SNAPSHOT and model is not None:
+        when = parse_time(model.newest_timestamp())
+        if when is not None:
+            return when
+    return timezone.now()
+
+
+def current_holdings(cluster: Cluster) -> tuple[list[cb.Holding], int, dict[tuple[str, str, str], int]]:
+    """What the claims stored now hold (start = ``allocated_at``, else creation; end None).
+
+    Returns (holdings, allocation results not counted, device key -> ``Device`` pk).
+    Three queries: held claims, their results with devices, the parent GPUs of MIG devices.
+    """
+    claims = {
+        c.pk: c for c in ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
+        .only("pk", "uid", "name", "namespace", "raw", "allocated_at", "created", "cluster_id")
+    }  # fmt: skip
+    results = (
+        AllocationResult.objects.filter(claim_id__in=list(claims), device__isnull=False)
+        .select_related("device").only("claim_id", "device_id", *(f"device__{f}" for f in _DEVICE_FIELDS))
+    )
+    devices: dict[tuple[str, str, str], cb.GpuDevice] = {}
+    pks: dict[tuple[str, str, str], int] = {}
+    for r in results:
+        g = _gpu_device(r.device)
+        devices[g.key] = g
+        pks[g.key] = r.device.pk
+    parents = {d.parent_uuid for d in devices.values() if d.parent_uuid}
+    if parents:
+        for d in Device.objects.filter(cluster=cluster, uuid__in=parents).only(*_DEVICE_FIELDS):
+            devices.setdefault((d.driver, d.pool, d.name), _gpu_device(d))
+    out: list[cb.Holding] = []
+    skipped = 0
+    for c in claims.values():
+        try:
+            record = parse_object(c.raw)
+        except ValueError:
+            record = None
+        if record is None:
+            continue
+        got, n = cb.claim_holdings(cluster.name, record, devices, c.allocated_at or c.created)
+        out.extend(got)
+        skipped += n
+    return out, skipped, pks
+
+
+def _key(claim_uid: str, device: tuple[str, str, str]) -> tuple[str, str, str, str]:
+    return (claim_uid, *device)
+
+
+def record_holdings(cluster: Cluster, now: datetime) -> dict[str, int]:
+    """Bring the ledger up to what the cluster's claims hold at ``now``: a row for each new
+    holding, ``last_seen = now`` for those still held, ``end = last_seen`` for those no longer
+    seen. Returns {opened, closed, held}."""
+    held, _, _ = current_holdings(cluster)
+    open_rows = {
+        _key(r[1], (r[2], r[3], r[4])): r[0]
+        for r in ChargebackHolding.objects.filter(cluster=cluster, end__isnull=True)
+        .values_list("pk", "claim_uid", "driver", "pool", "device_name")
+    }  # fmt: skip
+    current = {_key(h.claim_uid, h.device): h for h in held}
+    new = [
+        ChargebackHolding(
+            cluster=cluster, claim_uid=h.claim_uid, namespace=h.namespace, claim_name=h.claim, driver=h.device[0],
+            pool=h.device[1], device_name=h.device[2], product=h.product, kind=h.kind, share=h.share,
+            start=h.start or now, last_seen=now,
+        )
+        for k, h in current.items() if k not in open_rows
+    ]  # fmt: skip
+    ChargebackHolding.objects.bulk_create(new, batch_size=1000)
+    still = [pk for k, pk in open_rows.items() if k in current]
+    gone = [pk for k, pk in open_rows.items() if k not in current]
+    for i in range(0, len(still), 1000):
+        ChargebackHolding.objects.filter(pk__in=still[i:i + 1000]).update(last_seen=now)
+    for i in range(0, len(gone), 1000):
+        ChargebackHolding.objects.filter(pk__in=gone[i:i + 1000]).update(end=F("last_seen"))
+    return {"opened": len(new), "closed": len(gone), "held": len(current)}
+
+
+def as_of(cluster: Cluster) -> datetime:
+    """Until when a cluster's data says anything: the clock for a live cluster; for a
+    snapshot its latest ledger sighting, else its newest allocation or creation time."""
+    if cluster.source_kind != SourceKind.SNAPSHOT:
+        return timezone.now()
+    seen = ChargebackHolding.objects.filter(cluster=cluster).aggregate(m=Max("last_seen"))["m"]
+    if seen:
+        return seen
+    agg = ResourceClaim.objects.filter(cluster=cluster).aggregate(a=Max("allocated_at"), c=Max("created"))
+    found = [t for t in (agg["a"], agg["c"]) if t]
+    return max(found) if found else timezone.now()
+
+
+def cluster_holdings(cluster: Cluster, since: datetime, until: datetime) -> tuple[list[cb.Holding], int, dict[tuple[str, str, str], int]]:
+    """Holdings of ``cluster`` that may overlap [since, until): the ledger's ended ones, its
+    open ones no claim holds any more (ended at ``last_seen``) and what claims hold now
+    (start from ``allocated_at``, else the ledger's first sighting; a snapshot cluster's end
+    at its snapshot time)."""
+    held, skipped, pks = current_holdings(cluster)
+    rows = ChargebackHolding.objects.filter(cluster=cluster).filter(
+        Q(end__isnull=True) | Q(end__gt=since)).filter(Q(start__isnull=True) | Q(start__lt=until))
+    current = {_key(h.claim_uid, h.device): h for h in held}
+    first_seen: dict[tuple[str, str, str, str], datetime] = {}
+    snapshot_end = as_of(cluster) if cluster.source_kind == SourceKind.SNAPSHOT else None
+    out: list[cb.Holding] = []
+    for r in rows.only("claim_uid", "namespace", "claim_name", "driver", "pool", "device_name", "product", "kind",
+                       "share", "start", "last_seen", "end"):  # fmt: skip
+        key = _key(r.claim_uid, (r.driver, r.pool, r.device_name))
+        if r.end is None and key in current:
+            if r.start:
+                first_seen[key] = r.start
+            continue
+        out.append(cb.Holding(
+            cluster=cluster.name, namespace=r.namespace, claim=r.claim_name, claim_uid=r.claim_uid,
+            device=(r.driver, r.pool, r.device_name), product=r.product or cb.UNKNOWN_PRODUCT, kind=r.kind,
+            share=r.share, start=r.start, end=r.end or r.last_seen,
+        ))  # fmt: skip
+    for key, h in current.items():
+        start = h.start or first_seen.get(key)
+        out.append(replace(h, start=start, end=snapshot_end))
+    return out, skipped, pks
+
+
+def _utilization(cluster: Cluster, holdings: Sequence[cb.Holding], pks: dict[tuple[str, str, str], int],
+                 since: datetime, until: datetime) -> tuple[list[cb.Holding], list[str]]:
+    """Each holding with its device's utilization over the window: ``measured`` from the
+    cluster's Prometheus (``avg_over_time``, as the idle page) where it answers, else
+    ``estimate`` from the stored latest value when sampled inside the window."""
+    from inventory.prometheus import MetricsUnavailable
+    from inventory.telemetry import average_utilization, gpu_neighbours, prometheus_url_for
+
+    keys = {h.device for h in holdings}
+    pools = {k[1] for k in keys}
+    rows = [d for d in Device.objects.filter(cluster=cluster, pool__in=pools).only(
+        "id", "cluster_id", "driver", "pool", "name", "node_name", "type", "uuid", "parent_uuid", "product_name",
+        "profile", "metrics", "metrics_at", "pci_bus_id", "type_raw", "memory_bytes",
+    ) if (d.driver, d.pool, d.name) in keys]  # fmt: skip
+    by_key = {(d.driver, d.pool, d.name): d for d in rows}
+    measured: dict[int, float] = {}
+    errors: list[str] = []
+    if rows and prometheus_url_for(cluster):
+        try:
+            window_s = max(1, int((until - since).total_seconds()))
+            measured = average_utilization(cluster, rows, gpu_neighbours(rows), window_s, until)
+        except MetricsUnavailable as exc:
+            errors.append(f"{cluster.name}: {exc}")
+    out = []
+    for h in holdings:
+        d = by_key.get(h.device)
+        if d is None:
+            out.append(h)
+        elif d.pk in measured:
+            out.append(replace(h, utilization=measured[d.pk], basis=cb.MEASURED))
+        else:
+            util = charts.utilization_percent(d.metrics or {})
+            recent = d.metrics_at is not None and since <= d.metrics_at <= until
+            out.append(replace(h, utilization=util, basis=cb.ESTIMATE) if util is not None and recent else h)
+    return out, errors
+
+
+def namespace_labels(cluster: Cluster) -> dict[str, dict[str, str]]:
+    """Labels and annotations per namespace, for the team column.
+
+    TODO: the sync does not read Namespace objects (``inventory/kinds.py``), so nothing is
+    stored to read the team label from; until it does every team is "" (no team)."""
+    return {}
+
+
+def build_report(clusters: Iterable[Cluster], since: datetime, until: datetime) -> tuple[cb.Report, list[str]]:
+    """The chargeback report of ``clusters`` over [since, until) with the settings' prices,
+    currency and team label; plus Prometheus errors (their devices fall back to estimates)."""
+    holdings: list[cb.Holding] = []
+    labels: dict[str, dict[str, str]] = {}
+    skipped = 0
+    errors: list[str] = []
+    for c in clusters:
+        got, n, pks = cluster_holdings(c, since, until)
+        got = [h for h in got if cb.held_seconds(h.start, h.end, since, until) > 0]
+        got, errs = _utilization(c, got, pks, since, until)
+        holdings.extend(got)
+        skipped += n
+        errors.extend(errs)
+        labels.update(namespace_labels(c))
+    report = cb.summarize(
+        holdings, since, until, prices=settings.CLAIMSCOPE_CHARGEBACK_PRICES, currency=settings.CLAIMSCOPE_CHARGEBACK_CURRENCY,
+        team_labels=labels, team_key=settings.CLAIMSCOPE_CHARGEBACK_TEAM_LABEL, not_counted=skipped,
+    )  # fmt: skip
+    return report, errors
+
+
+#: Window presets of the page (``?window=``).
+WINDOWS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30), "90d": timedelta(days=90)}
+DEFAULT_WINDOW = "7d"
+
+
+def parse_moment(text: str | None) -> datetime | None:
+    """An ISO 8601 date or date-time (``2026-11-01``, ``2026-11-01T12:00:00Z``) as an aware
+    UTC datetime; None when empty. Raises ``ValueError`` for anything else."""
+    if not text:
+        return None
+    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def window(clusters: Sequence[Cluster], since_text: str | None, until_text: str | None, preset: str | None) -> tuple[datetime, datetime]:
+    """[since, until) from ISO texts or a preset: ``until`` defaults to the clusters' latest
+    ``as_of`` (the clock for live clusters), ``since`` to ``until`` minus the preset
+    (default 7 days). Raises ``ValueError`` for unreadable times or an empty window."""
+    until = parse_moment(until_text)
+    if until is None:
+        moments = [as_of(c) for c in clusters]
+        until = max(moments) if moments else timezone.now()
+    since = parse_moment(since_text) or until - WINDOWS.get(preset or "", WINDOWS[DEFAULT_WINDOW])
+    if until <= since:
+        raise ValueError("the window's end must be after its start")
+    return since, until

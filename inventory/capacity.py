@@ -1,0 +1,379 @@
+"""What can still be allocated on a node, and each device's taints and health.
+
+Pure: no Django; inputs are parse-layer records (``inventory.records``). Sources:
+
+- Devices, their ``consumesCounters`` and ``allowMultipleAllocations``, ``capacity`` and
+  ``taints``: ResourceSlice ``spec.devices[]``; counter sets: ResourceSlice
+  ``spec.sharedCounters[]`` of the same driver and pool (NVIDIA's dynamic MIG publishes them
+  in a slice of their own, one set per GPU, and every possible MIG placement as a device).
+- What is taken: ResourceClaim ``status.allocation.devices.results[]``; a result with
+  ``adminAccess`` takes nothing (monitoring access); a result on a device with
+  ``allowMultipleAllocations`` takes its ``consumedCapacity``, not the device.
+- Taints: the slice's ``devices[].taints`` plus each DeviceTaintRule whose
+  ``spec.deviceSelector`` selects the device.
+- Health: pod ``status.containerStatuses[].allocatedResourcesStatus``, claim
+  ``status.devices[]`` (a ``Healthy`` condition or ``data.health``), and the NVIDIA driver's
+  health taints (``gpu.nvidia.com/xid``, ``gpu.nvidia.com/gpu-lost``,
+  ``gpu.nvidia.com/unmonitored``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from inventory.kube import GPU_DRIVER
+from inventory.records import (
+    AllocationResult,
+    Device,
+    DeviceStatus,
+    DeviceTaintRule,
+    Pod,
+    ResourceClaim,
+    ResourceSlice,
+    Taint,
+)
+
+HEALTHY, UNHEALTHY, UNKNOWN = "Healthy", "Unhealthy", "Unknown"
+_RANK = {HEALTHY: 0, UNKNOWN: 1, UNHEALTHY: 2}
+# The NVIDIA driver's health taints (read from its source, see ../shared/docs/domain.md): an
+# XID taint with effect None is informational; NoSchedule/NoExecute ones mark the GPU unusable.
+NVIDIA_XID_TAINT = f"{GPU_DRIVER}/xid"
+NVIDIA_GPU_LOST_TAINT = f"{GPU_DRIVER}/gpu-lost"
+NVIDIA_UNMONITORED_TAINT = f"{GPU_DRIVER}/unmonitored"
+WHOLE_GPU = "gpu"
+# Placements of one profile compete within a connected group of counter sets (one GPU under
+# dynamic MIG: at most 7 placements of a profile). Beyond this many candidates in one group
+# the count is a greedy lower bound rather than an exhaustive maximum.
+EXACT_LIMIT = 22
+
+DeviceKey = tuple[str, str, str]
+
+
+# --- taints -------------------------------------------------------------------------------------
+
+
+def device_taints(
+    device: Device, rules: Iterable[DeviceTaintRule], cel_selects: Callable[[DeviceTaintRule, Device], bool] | None = None,
+) -> tuple[Taint, ...]:
+    """The device's own ``taints`` followed by the ``spec.taint`` of each DeviceTaintRule that
+    selects it. A rule with CEL selectors or a DeviceClass (v1alpha3) is decided by
+    ``cel_selects`` when given, else left out (it cannot be decided without CEL)."""
+    out = list(device.taints)
+    for rule in rules:
+        if rule.taint is None:
+            continue
+        hit = rule.selects(device)
+        if hit is None and cel_selects is not None:
+            hit = cel_selects(rule, device)
+        if hit:
+            out.append(rule.taint)
+    return tuple(out)
+
+
+def keeps_off(taints: Iterable[Taint], tolerations: Iterable = ()) -> list[Taint]:
+    """The NoSchedule/NoExecute taints not tolerated by any of ``tolerations``."""
+    tols = list(tolerations)
+    return [t for t in taints if t.keeps_off and not any(tol.tolerates(t) for tol in tols)]
+
+
+def tolerated_by(taint: Taint, result: AllocationResult) -> bool:
+    """Does the allocation result (the tolerations the scheduler copied into it) tolerate it?"""
+    return any(tol.tolerates(taint) for tol in result.tolerations)
+
+
+# --- health -------------------------------------------------------------------------------------
+
+
+def worst(values: Iterable[str | None]) -> str | None:
+    """Unhealthy over Unknown over Healthy; None when nothing reports."""
+    best: str | None = None
+    for v in values:
+        if v in _RANK and (best is None or _RANK[v] > _RANK[best]):
+            best = v
+    return best
+
+
+def taint_health(taints: Iterable[Taint]) -> str | None:
+    """Health the NVIDIA driver's taints state: ``gpu-lost`` or a NoSchedule/NoExecute ``xid``
+    taint -> Unhealthy; ``unmonitored`` -> Unknown; an informational XID (effect ``None``) or
+    no such taint -> None (nothing reported)."""
+    out: list[str] = []
+    for t in taints:
+        if t.key == NVIDIA_GPU_LOST_TAINT or (t.key == NVIDIA_XID_TAINT and t.keeps_off):
+            out.append(UNHEALTHY)
+        elif t.key == NVIDIA_UNMONITORED_TAINT:
+            out.append(UNKNOWN)
+    return worst(out)
+
+
+def status_health(status: DeviceStatus) -> str | None:
+    """Health a claim's ``status.devices[]`` entry states: a ``Healthy`` condition (True ->
+    Healthy, False -> Unhealthy, else Unknown) or ``data.health`` when it is one of the three
+    values; None otherwise (a ``Ready`` condition says the device was prepared, not its health)."""
+    c = status.condition(HEALTHY)
+    if c is not None:
+        return {"True": HEALTHY, "False": UNHEALTHY}.get(c.status or "", UNKNOWN)
+    data = status.data
+    if isinstance(data, dict) and data.get("health") in _RANK:
+        return str(data["health"])
+    return None
+
+
+def pod_reports(pod: Pod, claims: Mapping[tuple[str, str], ResourceClaim]) -> dict[DeviceKey, str]:
+    """device key -> worst health the pod's kubelet reports for it. ``claims``: (namespace,
+    name) -> claim. An entry naming ``<driver>/<pool>/<device>`` is that device; one naming a
+    CDI id is the claim's only device for that request (left out when there are several)."""
+    out: dict[DeviceKey, list[str]] = defaultdict(list)
+    for claim_name, request, h in pod.resource_health:
+        claim = claims.get((pod.namespace or "", claim_name))
+        if claim is None or h.health is None:
+            continue
+        candidates = [r.device_key for r in claim.results if request is None or r.main_request == request]
+        key = h.device_key
+        if key is None or key not in candidates:
+            if len(candidates) != 1:
+                continue
+            key = candidates[0]
+        out[key].append(h.health)
+    return {k: w for k, v in out.items() if (w := worst(v)) is not None}
+
+
+def device_health(taints: Iterable[Taint], reports: Iterable[str | None] = (), statuses: Iterable[DeviceStatus] = ()) -> str | None:
+    """``Healthy``, ``Unhealthy``, ``Unknown`` or None (nothing reports) for one device: the
+    worst of its NVIDIA health taints, the pods' kubelet reports and its claims' status."""
+    return worst([taint_health(taints), *reports, *(status_health(s) for s in statuses)])
+
+
+# --- allocation state ---------------------------------------------------------------------------
+
+
+@dataclass
+class Holding:
+    """Who holds one device: the (claim, result) pairs, admin-access ones apart."""
+
+    results: list[tuple[ResourceClaim, AllocationResult]] = field(default_factory=list)
+    admin: list[tuple[ResourceClaim, AllocationResult]] = field(default_factory=list)
+
+    @property
+    def taken(self) -> bool:
+        return bool(self.results)
+
+
+def holdings(claims: Iterable[ResourceClaim]) -> dict[DeviceKey, Holding]:
+    """device key -> its holders among the allocated claims (each share of a shared device
+    is one entry; admin-access results are kept apart: they take nothing)."""
+    out: dict[DeviceKey, Holding] = defaultdict(Holding)
+    for c in claims:
+        if not c.allocated:
+            continue
+        for r in c.results:
+            (out[r.device_key].admin if r.admin_access else out[r.device_key].results).append((c, r))
+    return dict(out)
+
+
+def capacity_left(device: Device, holding: Holding | None) -> dict[str, Decimal]:
+    """What is left of each capacity of a shared device (``capacity`` minus the holders'
+    ``consumedCapacity``), keyed by qualified capacity name; values floor at 0."""
+    left: dict[str, Decimal] = {}
+    for name in device.capacity:
+        total = device.capacity_value(name)
+        if total is None:
+            continue
+        used = sum((r.consumed(name) or Decimal(0) for _, r in holding.results), Decimal(0)) if holding else Decimal(0)
+        left[name] = max(total - used, Decimal(0))
+    return left
+
+
+def has_room(device: Device, holding: Holding | None) -> bool:
+    """Can the device take one more allocation? An unshared device: nobody holds it. A device
+    with ``allowMultipleAllocations``: some capacity is left (or it publishes none)."""
+    if holding is None or not holding.taken:
+        return True
+    if not device.allow_multiple_allocations:
+        return False
+    left = capacity_left(device, holding)
+    return not left or any(v > 0 for v in left.values())
+
+
+def profile_of(device: Device) -> str | None:
+    """The key ``allocatable_now_by_profile`` counts a device under: its MIG ``profile`` for
+    a ``mig`` device, ``gpu`` for a whole GPU (driver ``type`` attribute); None otherwise."""
+    if device.type == "mig":
+        return device.profile or None
+    if device.type == "gpu":
+        return WHOLE_GPU
+    return None
+
+
+# --- counters -----------------------------------------------------------------------------------
+
+
+CounterKey = tuple[str, str, str]  # (driver, pool, counter set)
+
+
+def counter_sets(slices: Iterable[ResourceSlice]) -> dict[CounterKey, dict[str, Decimal]]:
+    """(driver, pool, counter set) -> counter -> amount, from every slice's ``sharedCounters``
+    (only the newest generation of each pool counts, as for devices)."""
+    newest: dict[tuple[str, str], int] = {}
+    sl = list(slices)
+    for s in sl:
+        newest[(s.driver, s.pool)] = max(newest.get((s.driver, s.pool), s.pool_generation), s.pool_generation)
+    out: dict[CounterKey, dict[str, Decimal]] = {}
+    for s in sl:
+        if s.pool_generation != newest[(s.driver, s.pool)]:
+            continue
+        for cs in s.shared_counters:
+            out[(s.driver, s.pool, cs.name)] = dict(cs.counters)
+    return out
+
+
+def _demand(device: Device) -> dict[tuple[CounterKey, str], Decimal]:
+    out: dict[tuple[CounterKey, str], Decimal] = {}
+    for cc in device.consumes_counters:
+        for name, amount in cc.counters.items():
+            k = ((device.driver, device.pool, cc.counter_set), name)
+            out[k] = out.get(k, Decimal(0)) + amount
+    return out
+
+
+def remaining_counters(
+    devices: Iterable[Device], sets: Mapping[CounterKey, Mapping[str, Decimal]], held: Mapping[DeviceKey, Holding],
+) -> dict[tuple[CounterKey, str], Decimal]:
+    """(counter set, counter) -> what is left once every held device's ``consumesCounters``
+    is taken (a shared device takes its counters once, however many claims share it). A
+    counter no set declares reads as 0 left."""
+    left = {(k, name): v for k, counters in sets.items() for name, v in counters.items()}
+    for d in devices:
+        h = held.get(d.key)
+        if h is None or not h.taken:
+            continue
+        for k, amount in _demand(d).items():
+            left[k] = left.get(k, Decimal(0)) - amount
+    return left
+
+
+def _fits(demand: Mapping[tuple[CounterKey, str], Decimal], left: Mapping[tuple[CounterKey, str], Decimal]) -> bool:
+    return all(left.get(k, Decimal(0)) >= v for k, v in demand.items())
+
+
+def _max_together(cands: list[dict[tuple[CounterKey, str], Decimal]], left: dict[tuple[CounterKey, str], Decimal]) -> int:
+    """Largest number of ``cands`` (counter demands) that fit in ``left`` at once: exhaustive
+    with pruning up to ``EXACT_LIMIT`` candidates, greedy (smallest demand first) beyond."""
+    cands = [c for c in cands if _fits(c, left)]
+    if len(cands) > EXACT_LIMIT:
+        n = 0
+        for c in sorted(cands, key=lambda c: sum(c.values())):
+            if _fits(c, left):
+                for k, v in c.items():
+                    left[k] -= v
+                n += 1
+        return n
+    best = 0
+
+    def search(i: int, n: int) -> None:
+        nonlocal best
+        if n + (len(cands) - i) <= best:
+            return
+        if i == len(cands):
+            best = max(best, n)
+            return
+        c = cands[i]
+        if _fits(c, left):
+            for k, v in c.items():
+                left[k] -= v
+            search(i + 1, n + 1)
+            for k, v in c.items():
+                left[k] += v
+        search(i + 1, n)
+
+    search(0, 0)
+    return best
+
+
+def free_device_keys(
+    devices: Iterable[Device], held: Mapping[DeviceKey, Holding], taints: Mapping[DeviceKey, tuple[Taint, ...]],
+    left: Mapping[tuple[CounterKey, str], Decimal],
+) -> set[DeviceKey]:
+    """Devices that could be allocated now on their own: room left (``has_room``), no
+    NoSchedule/NoExecute taint, and their counters still available (an allocated shared
+    device already holds its counters)."""
+    out = set()
+    for d in devices:
+        h = held.get(d.key)
+        if not has_room(d, h) or keeps_off(taints.get(d.key, d.taints)):
+            continue
+        if (h is None or not h.taken) and not _fits(_demand(d), left):
+            continue
+        out.add(d.key)
+    return out
+
+
+def allocatable_now_by_profile(
+    devices: Iterable[Device], slices: Iterable[ResourceSlice], claims: Iterable[ResourceClaim],
+    taints: Mapping[DeviceKey, tuple[Taint, ...]] | None = None,
+) -> dict[str, int]:
+    """{MIG profile, or ``gpu`` for whole GPUs: the largest number of additional devices of
+    that profile that could be allocated together now} for one node's ``devices``.
+
+    ``slices``: those holding the devices' pools' ``sharedCounters`` (other slices are
+    ignored); ``claims``: every claim that may hold one of the devices; ``taints``: device key
+    -> its taints including DeviceTaintRules (``device_taints``), default the slice's own.
+    A device counts when it has room (an unheld device, or a shared one with capacity left),
+    no NoSchedule/NoExecute taint, and the counters it consumes are free; devices of one
+    profile that draw on the same counters compete (under dynamic MIG, seven 1g placements
+    fit a GPU, one ``+me`` placement, no whole GPU once a placement is taken). Profiles with
+    nothing allocatable are listed with 0 when the node publishes them.
+    """
+    devs = list(devices)
+    held = holdings(claims)
+    sets = counter_sets(slices)
+    tmap = taints or {}
+    left = remaining_counters(devs, sets, held)
+    free = free_device_keys(devs, held, tmap, left)
+    by_profile: dict[str, list[Device]] = defaultdict(list)
+    out: dict[str, int] = {}
+    for d in devs:
+        p = profile_of(d)
+        if p is None:
+            continue
+        out.setdefault(p, 0)
+        if d.key in free:
+            by_profile[p].append(d)
+    for p, cands in by_profile.items():
+        independent = 0
+        demands: list[dict[tuple[CounterKey, str], Decimal]] = []
+        for d in cands:
+            h = held.get(d.key)
+            dem = _demand(d) if h is None or not h.taken else {}
+            if dem:
+                demands.append(dem)
+            else:
+                independent += 1
+        out[p] = independent + _grouped_max(demands, dict(left))
+    return dict(sorted(out.items()))
+
+
+def _grouped_max(demands: list[dict[tuple[CounterKey, str], Decimal]], left: dict[tuple[CounterKey, str], Decimal]) -> int:
+    """``_max_together`` over groups of demands that share no counter set (one GPU each
+    under dynamic MIG), so the exhaustive search stays per GPU."""
+    groups: dict[frozenset[CounterKey], list[dict[tuple[CounterKey, str], Decimal]]] = {}
+    parent: dict[CounterKey, CounterKey] = {}
+
+    def find(x: CounterKey) -> CounterKey:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for dem in demands:
+        ks = [k for k, _ in dem]
+        for a in ks[1:]:
+            parent[find(a)] = find(ks[0])
+    members: dict[CounterKey, list[dict[tuple[CounterKey, str], Decimal]]] = defaultdict(list)
+    for dem in demands:
+        members[find(next(iter(dem))[0])].append(dem)
+    for root, dems in members.items():
+        groups[frozenset([root])] = dems
+    return sum(_max_together(dems, left) for dems in groups.values())

@@ -82,6 +82,7 @@ ROOT = {
     "resource-slices": "inventory-api:resourceslice-list",
     "claims": "claims-api:claim-list",
     "findings": "claims-api:finding-list",
+    "chargeback": "claims-api:chargeback",
     "readiness": "migration-api:readiness-list",
     "plan": "migration-api:plan",
     "schema": "api-schema",

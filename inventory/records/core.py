@@ -327,7 +327,7 @@ class Pod(KubeRecord):
     def claim_for_entry(self, entry: str) -> str | None:
         """The ResourceClaim name behind the pod's ``spec.resourceClaims[]`` entry ``entry``
         (``resourceClaimName``, else ``status.resourceClaimStatuses``)."""
-        for r in self.pod_spec.resource_claims:
+        for r in self.resource_claims:  # the spec's entries with the status's names filled in
             if r.name == entry:
                 return r.claim_name or r.status_claim_name
         return next((n for e, n in self.claim_statuses if e == entry), None)

@@ -68,7 +68,7 @@ def lgip_profiles() -> dict[str, dict[str, int | float]]:
 
 
 def _mem(gib: float) -> str:
-    return f"{int(round(gib * 1024))}Mi"
+    return f"{round(gib * 1024)}Mi"
 
 
 def dynamic_mig_node(node: str = "gpu-node-1", gpus: int = 4, product: str = H200) -> list[dict[str, Any]]:

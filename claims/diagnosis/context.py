@@ -13,8 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from claims.diagnosis.feasibility import ClaimFeasibility, DeviceKey, allocated_devices, assess_claim
+from claims.diagnosis.findings import Finding
 from claims.diagnosis.state import ClusterState
 from claims.diagnosis.thresholds import Thresholds
+from inventory.dcgm import DcgmSample, TelemetryJoin, join_samples, parse_scrape
 from inventory.kube import ObjectRef, parse_time
 from inventory.records import Pod, ResourceClaim
 
@@ -59,6 +61,23 @@ class Context:
     _feasibility: dict[tuple[str, str], ClaimFeasibility] = field(default_factory=dict)
     _feasibility_memo: dict[Any, Any] = field(default_factory=dict)
     _class_slices: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
+    # Findings the rules before the current one reported (the engine appends them), so the
+    # last rule can tell which pending claims nothing explained.
+    reported: list[Finding] = field(default_factory=list)
+    # Rules that raised so far (``engine.AnalysisFailure``): what they could have said is missing.
+    failed: list[Any] = field(default_factory=list)
+    _telemetry: tuple[Any, Any] | None = None
+
+    def telemetry(self) -> tuple[list[DcgmSample], TelemetryJoin]:
+        """The DCGM samples of every scrape in ``state.prom`` and their join to the slice
+        devices, parsed once per diagnosis for all telemetry rules (``inventory.dcgm``; a
+        malformed line is skipped, the rest of its file kept)."""
+        if self._telemetry is None:
+            samples: list[DcgmSample] = []
+            for text in self.state.prom.values():
+                samples.extend(parse_scrape(text).samples)
+            self._telemetry = (samples, join_samples(samples, self.state.devices.values()))
+        return self._telemetry
 
     def age(self, since: str | None) -> float | None:
         """Seconds from ``since`` to ``now``; None when unknown."""

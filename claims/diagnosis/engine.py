@@ -16,24 +16,41 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from claims.diagnosis import rules_lifecycle, rules_node, rules_pending, rules_selector, rules_telemetry
+from claims.diagnosis import (
+    rules_health,
+    rules_lifecycle,
+    rules_node,
+    rules_pending,
+    rules_selector,
+    rules_telemetry,
+    rules_unexplained,
+)
 from claims.diagnosis.context import Context
 from claims.diagnosis.findings import SEVERITY_RANK, Finding
 from claims.diagnosis.state import ClusterState
 from claims.diagnosis.thresholds import Thresholds
+from claims.diagnosis.verdicts import Verdict, render
 from inventory.kube import parse_time
 
-Rule = Callable[[Context], Iterable[Finding]]
+Rule = Callable[[Context], Iterable[Finding | Verdict]]
+
+
+class UndeclaredCategory(RuntimeError):
+    """A rule emitted a category it does not declare in ``RULES`` (a bug in the rule)."""
 
 log = logging.getLogger(__name__)
 
-# Rule -> the categories it can report (a test checks every category has a rule).
+# Rule -> the categories it can report (a test checks every category has a rule). The engine
+# enforces it: a rule emitting another category stops with an ``AnalysisFailure``.
+# ``rules_unexplained`` runs last: it reads what the others reported (``Context.reported``).
 RULES: tuple[tuple[Rule, tuple[str, ...]], ...] = (
     (rules_pending.rule_allocation, ("device_class_missing", "no_matching_device",
-                                     "capacity_exhausted", "constraint_unsatisfiable")),
+                                     "capacity_exhausted", "constraint_unsatisfiable",
+                                     "capacity_fragmented")),
     (rules_pending.rule_claim_references, ("claim_not_found", "template_claim_missing")),
     (rules_pending.rule_feature_gates, ("feature_gate_disabled",)),
     (rules_pending.rule_scheduler_known_bug, ("scheduler_known_bug",)),
+    (rules_pending.rule_binding_conditions, ("binding_failed",)),
     (rules_selector.rule_selector_invalid, ("selector_invalid",)),
     (rules_node.rule_driver_publishing, ("driver_publishing_empty_pool",
                                          "driver_not_publishing_on_node")),
@@ -45,12 +62,15 @@ RULES: tuple[tuple[Rule, tuple[str, ...]], ...] = (
     (rules_node.rule_unprepare_blocked, ("unprepare_blocked_driver_unavailable",)),
     (rules_node.rule_device_taints, ("device_taint_eviction",)),
     (rules_node.rule_taint_rule_too_broad, ("device_taint_rule_too_broad",)),
+    (rules_health.rule_cdi_spec_invalid, ("cdi_spec_invalid",)),
+    (rules_health.rule_device_unhealthy, ("device_unhealthy",)),
     (rules_lifecycle.rule_allocated_not_reserved, ("allocated_not_reserved",)),
     (rules_lifecycle.rule_reserved_for_missing_pod, ("reserved_for_missing_pod",)),
     (rules_lifecycle.rule_claim_stuck_deallocating, ("claim_stuck_deallocating",)),
     (rules_telemetry.rule_pod_attribution, ("metrics_pod_attribution_missing",)),
     (rules_telemetry.rule_missing_for_unallocated, ("metrics_missing_for_unallocated_devices",)),
     (rules_telemetry.rule_metric_not_on_mig, ("metric_not_supported_on_mig",)),
+    (rules_unexplained.rule_pending_unexplained, ("pending_unexplained",)),
 )
 
 
@@ -112,17 +132,24 @@ def run_diagnosis(state: ClusterState, now: datetime, thresholds: Thresholds | N
     for rule, categories in rules:
         kept = 0
         try:
-            for f in rule(ctx):
+            for item in rule(ctx):
+                if item.category not in categories:
+                    raise UndeclaredCategory(
+                        f"emitted {item.category!r}, which it does not declare ({', '.join(categories)})"
+                    )
+                f = render(item) if isinstance(item, Verdict) else item
                 key = (f.category, f.objects[0] if f.objects else f.summary)
                 if key in seen:
                     continue
                 seen.add(key)
                 out.append(f)
+                ctx.reported.append(f)
                 kept += 1
         except Exception as exc:  # one rule's bug must not hide the others' findings
             name = _rule_name(rule)
             log.warning("diagnosis rule %s failed", name, exc_info=True)
             failures.append(AnalysisFailure(name, categories, f"{type(exc).__name__}: {exc}"[:500], kept))
+            ctx.failed.append(failures[-1])
     return Diagnosis(sorted(out, key=_sort_key), tuple(failures))
 
 

@@ -12,12 +12,15 @@ look-alike failures apart (the scheduler's own event only says ``cannot allocate
    ``matchAttribute`` / ``distinctAttribute`` constraints can be met together.
 
 Verdicts: ``device_class_missing``, ``no_matching_device`` (nothing matches, or no single
-node has enough matching devices even if all were free), ``capacity_exhausted`` (matching
-devices exist but too few are free on every node), ``device_tainted`` (enough free would
+node has enough matching devices even if all were free, and the cluster has too few free
+either), ``capacity_exhausted`` (matching devices exist but too few are free, on every node
+and in the cluster as a whole), ``capacity_fragmented`` (the cluster's free matching devices
+would be enough together, but no single node has enough of them), ``device_tainted`` (enough free would
 match but taints block them), ``constraint_unsatisfiable`` (enough free per request, not
 together), ``selector_error`` (a selector does not compile), ``feasible``.
 
-Limits: counters (``consumesCounters``), consumable capacity and admin access are not modelled;
+Admin-access requests (``adminAccess: true``) neither count as holding a device nor are kept
+off held ones. Limits: counters (``consumesCounters``) and consumable capacity are not modelled;
 a request with ``firstAvailable`` is judged by its best alternative.
 """
 
@@ -71,13 +74,33 @@ def blocking_taints(taints: Iterable[Taint], tolerations: Sequence[Toleration]) 
     return [t for t in taints if t.keeps_off and not any(tol.tolerates(t) for tol in tolerations)]
 
 
+def admin_access_request(claim: ResourceClaim, request: str) -> bool:
+    """Does the allocation result for ``request`` (``<request>`` or ``<request>/<subrequest>``
+    of a ``firstAvailable`` list) come from an ``adminAccess: true`` request? Such a claim
+    monitors a device (the scheduler allocates it whether or not it is in use) and never
+    counts as its allocation."""
+    main, _, sub = request.partition("/")
+    req = claim.request(main)
+    if req is None:
+        return False
+    if req.exactly is not None and not sub:
+        return bool(req.exactly.admin_access)
+    for b in req.first_available or ():
+        if b.name == sub:
+            return bool(b.admin_access)
+    return False
+
+
 def allocated_devices(state: ClusterState, exclude: ResourceClaim | None = None) -> dict[DeviceKey, list[ResourceClaim]]:
-    """Device key -> claims whose allocation results name it (``exclude`` left out)."""
+    """Device key -> claims whose allocation results name it (``exclude`` left out). Results
+    of admin-access requests are not allocations (``admin_access_request``)."""
     used: dict[DeviceKey, list[ResourceClaim]] = defaultdict(list)
     for c in state.claims.values():
         if exclude is not None and (c.namespace, c.name) == (exclude.namespace, exclude.name):
             continue
         for r in c.results:
+            if admin_access_request(c, r.request):
+                continue
             used[r.device_key].append(c)
     return used
 
@@ -135,7 +158,8 @@ def _check_request(
     shareable = state.shareable_devices
     for key in all_matching:
         dev = state.devices[key]
-        if key in used and key not in shareable:
+        # An admin-access request may take a device another claim holds (KEP-5018).
+        if key in used and key not in shareable and not body.admin_access:
             continue
         if blocking_taints(device_taints(state, dev), tolerations):
             tainted.append(key)
@@ -335,7 +359,22 @@ def _assess(
         return grouped[(c.name, part)].get(node, [])
 
     ever = [n for n in nodes if _fits(checks_t, {c.name: by_node(c, "matching", n) for c in checks_t})]
+    # Would the free matching devices of the whole cluster be enough if they were on one node?
+    pooled = _fits(checks_t, {c.name: list(c.free) for c in checks_t})
+    free_per_node = {
+        n: {c.name: len(by_node(c, "free", n)) for c in checks_t} for n in nodes
+    }
     if not ever:
+        if pooled:
+            return ClaimFeasibility(
+                "capacity_fragmented",
+                checks_t,
+                "; ".join(f"request {c.name}: {len(c.free)} free matching" for c in checks_t)
+                + f" across {len(nodes)} node(s), but no single node publishes enough matching"
+                " devices for all requests together",
+                tuple(nodes),
+                evidence={"subcategory": "no_node_large_enough", "free_per_node": free_per_node},
+            )
         return ClaimFeasibility(
             "no_matching_device",
             checks_t,
@@ -348,13 +387,23 @@ def _assess(
             n for n in ever
             if _fits(checks_t, {c.name: by_node(c, "free", n) + by_node(c, "tainted", n) for c in checks_t})
         ]
-        verdict = "device_tainted" if taint_ok else "capacity_exhausted"
         detail = "; ".join(
             f"request {c.name}: {len(c.matching)} matching, {len(c.free)} free"
             + (f", {len(c.tainted)} blocked by taints" if c.tainted else "")
             for c in checks_t
         )
-        return ClaimFeasibility(verdict, checks_t, detail, tuple(nodes))
+        if taint_ok:
+            return ClaimFeasibility("device_tainted", checks_t, detail, tuple(nodes))
+        if pooled:
+            return ClaimFeasibility(
+                "capacity_fragmented",
+                checks_t,
+                detail + f", spread over {sum(1 for v in free_per_node.values() if any(v.values()))}"
+                " node(s): no single node has enough free for the claim together",
+                tuple(nodes),
+                evidence={"subcategory": "free_devices_spread_over_nodes", "free_per_node": free_per_node},
+            )
+        return ClaimFeasibility("capacity_exhausted", checks_t, detail, tuple(nodes))
     ok = [
         n for n in free_ok
         if _constraints_ok(state, checks_t, {c.name: by_node(c, "free", n) for c in checks_t}, constraints)

@@ -25,6 +25,9 @@ CATEGORIES: tuple[str, ...] = (
     "claim_not_found",
     "template_claim_missing",
     "selector_invalid",
+    "capacity_fragmented",
+    "binding_failed",
+    "pending_unexplained",
     # driver and node
     "driver_not_publishing_on_node",
     "driver_publishing_empty_pool",
@@ -34,6 +37,8 @@ CATEGORIES: tuple[str, ...] = (
     "overlapping_devices_double_allocation",
     "prepare_failed_on_node",
     "cdi_injection_failed",
+    "cdi_spec_invalid",
+    "device_unhealthy",
     "unprepare_blocked_driver_unavailable",
     "device_taint_eviction",
     "device_taint_rule_too_broad",

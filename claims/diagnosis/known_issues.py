@@ -3,7 +3,8 @@
 Pure: no Django. Each entry: ``id``, ``component`` (kubelet, kube-scheduler, ...),
 ``introduced`` / ``last_affected`` (inclusive), ``fixed_in``, ``category``, ``symptom``
 (``event_contains``: substrings of an event message; or ``state``: a named structural check),
-``summary``, ``link``.
+``summary``, ``link``, optional ``workaround`` (what to do until the upgrade, lower case,
+no final full stop).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class KnownIssue:
     state: str | None
     summary: str
     link: str
+    workaround: str = ""
 
     def affects(self, version: tuple[int, int, int] | None) -> bool:
         return version is not None and self.introduced <= version <= self.last_affected
@@ -66,6 +68,7 @@ def load_known_issues(path: str | None = None) -> tuple[KnownIssue, ...]:
                 state=symptom.get("state"),
                 summary=" ".join(str(e.get("summary", "")).split()),
                 link=str(e.get("link", "")),
+                workaround=" ".join(str(e.get("workaround", "")).split()),
             )
         )
     return tuple(out)

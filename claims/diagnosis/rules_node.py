@@ -18,14 +18,35 @@ from claims.diagnosis.findings import Finding
 from claims.diagnosis.known_issues import issues_for, load_known_issues
 from inventory.cel import evaluate_device
 from inventory.kube import GPU_DRIVER, GPU_MEMORY_LABEL, PRODUCT_LABEL, ObjectRef, parse_version
+from inventory.parse import parse_quantity
 from inventory.records import Device, Node, Pod, ResourceClaim
 
 MIG_DISABLED_CONFIGS = ("all-disabled", "")
 
-# Plain substrings of kubelet event messages (compared with `in`).
+# Plain substrings of kubelet event messages (compared with `in`): the texts the kubelet
+# (``is not registered``, ``not allowed to use``) and containerd/CRI-O (``unresolvable CDI
+# devices``) emit.
 NOT_REGISTERED = "is not registered"
 NOT_ALLOWED = "not allowed to use"
 UNRESOLVABLE_CDI = "unresolvable CDI devices"
+# The NVIDIA GPU driver's errors when it cannot write a claim's CDI spec during
+# NodePrepareResources (``unable to create CDI spec file for claim``, and the CDI library's
+# ``invalid CDI Spec``): the spec generation depends on the container toolkit's files.
+CDI_SPEC_WRITE = ("unable to create CDI spec file", "invalid CDI Spec")
+# Resources the NVIDIA device plugin advertises in node allocatable.
+DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
+DEVICE_PLUGIN_MIG_PREFIX = "nvidia.com/mig-"
+# The GPU Operator's container-toolkit pods carry this ``app`` label; the image is NVIDIA's
+# ``container-toolkit``.
+TOOLKIT_APP_LABEL = "nvidia-container-toolkit-daemonset"
+TOOLKIT_IMAGE = "/container-toolkit:"
+
+
+def is_container_toolkit(pod: Pod) -> bool:
+    """The NVIDIA container toolkit's pod, by its ``app`` label or its image (not its name)."""
+    if pod.labels.get("app") == TOOLKIT_APP_LABEL:
+        return True
+    return any(TOOLKIT_IMAGE in i for i in pod.images)
 
 
 def driver_gaps(ctx: Context) -> dict[str, str]:
@@ -37,14 +58,29 @@ def driver_gaps(ctx: Context) -> dict[str, str]:
         return gaps
     for node in state.nodes.values():
         gpu_slices = [s for s in state.slices_on_node(node.name) if s.driver == GPU_DRIVER]
-        plugin = [p for p in state.plugin_pods_on_node(node.name) if "gpu" in p.name]
+        plugin = [p for p in state.plugin_pods_on_node(node.name) if state.is_gpu_kubelet_plugin(p)]
         if not node.has_nvidia_gpu and not plugin:
+            continue
+        if not plugin and not gpu_slices and device_plugin_serves(node):
+            # The device plugin serves this node's GPUs (DRA perhaps only for ComputeDomains,
+            # as in NVIDIA's GB200 setup): it is not a DRA GPU node.
             continue
         if gpu_slices and not any(s.devices for s in gpu_slices):
             gaps[node.name] = "empty_pool"
         elif not gpu_slices:
             gaps[node.name] = "not_publishing"
     return gaps
+
+
+def device_plugin_serves(node: Node) -> bool:
+    """The NVIDIA device plugin advertises the node's GPUs: ``nvidia.com/gpu`` (or a MIG
+    resource ``nvidia.com/mig-...``) is a positive quantity in ``status.allocatable``."""
+    for name, qty in node.allocatable.items():
+        if name == DEVICE_PLUGIN_RESOURCE or name.startswith(DEVICE_PLUGIN_MIG_PREFIX):
+            q = parse_quantity(str(qty))
+            if q is not None and q > 0:
+                return True
+    return False
 
 
 def _plugin_state(pods: list[Pod]) -> str:
@@ -272,8 +308,8 @@ def rule_kubelet_events(ctx: Context) -> Iterator[Finding]:
         else:
             toolkit = [
                 p for p in state.pods.values()
-                if p.node_name == node and p.is_container_toolkit
-            ] if "CDI" in msg else []
+                if p.node_name == node and is_container_toolkit(p)
+            ] if any(t in msg for t in CDI_SPEC_WRITE) else []
             objs += [pod_ref(p) for p in plugins] + [pod_ref(p) for p in toolkit]
             extra = ""
             plugin_start = earliest([c.started_at for p in plugins for c in p.containers] + [p.created for p in plugins])
@@ -459,7 +495,7 @@ def rule_unprepare_blocked(ctx: Context) -> Iterator[Finding]:
             if NOT_REGISTERED in e.message or "UnprepareResources" in e.message
         ]
         down = (plugins and not any(p.ready for p in plugins)) or events or (
-            not plugins and not driver_slices and any(p.is_dra_kubelet_plugin for p in state.pods.values())
+            not plugins and not driver_slices and any(state.is_kubelet_plugin(p) for p in state.pods.values())
         )
         if not down:
             continue

@@ -9,21 +9,25 @@ scheduler's event (``cannot allocate all claims``) is the same for all three loo
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Any
 
-from claims.diagnosis.context import Context, claim_ref, earliest, minutes, pod_ref, slice_ref
+from claims.diagnosis.context import Context, claim_ref, earliest, minutes, node_ref, pod_ref, slice_ref
 from claims.diagnosis.feasibility import ClaimFeasibility
 from claims.diagnosis.findings import Finding
 from claims.diagnosis.known_issues import issues_for
 from claims.diagnosis.rules_node import driver_gaps, node_could_satisfy
 from claims.diagnosis.state import ComponentInfo
+from claims.diagnosis.verdicts import Verdict, renders
 from inventory.cel import evaluate_device
 from inventory.kube import ObjectRef
+from inventory.records import Pod, ResourceClaim
 
 _VERDICT_CATEGORY = {
     "device_class_missing": "device_class_missing",
     "no_matching_device": "no_matching_device",
     "capacity_exhausted": "capacity_exhausted",
     "constraint_unsatisfiable": "constraint_unsatisfiable",
+    "capacity_fragmented": "capacity_fragmented",
 }
 
 
@@ -68,6 +72,9 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
         tmpl = ctx.template_ref_for(claim, pods)
         if tmpl:
             objs.append(tmpl)
+        if category == "capacity_fragmented":
+            yield _fragmented(ctx, claim, pods, feas, objs, since)
+            continue
         absent: list[dict[str, object]] = []
         slices = sorted(
             {state.devices[k].slice_name for r in feas.requests for k in r.matching}
@@ -159,6 +166,66 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
                 "scheduling_events": ctx.scheduling_messages(pods),
             },
         )
+
+
+def _fragmented(ctx: Context, claim: ResourceClaim, pods: list[Pod], feas: ClaimFeasibility,
+                objs: list[ObjectRef], since: str | None) -> Verdict:
+    """The capacity_fragmented verdict: free matching devices per node vs what the claim
+    needs on one node."""
+    state = ctx.state
+    free_per_node: dict[str, dict[str, int]] = feas.evidence.get("free_per_node", {})
+    nodes_with_free = sorted(n for n, v in free_per_node.items() if any(v.values()))
+    objs = [*objs, *(node_ref(n) for n in nodes_with_free if n in state.nodes)]
+    uids = [claim.uid, *(p.uid for p in pods)]
+    return Verdict(
+        category="capacity_fragmented",
+        severity="warning",
+        objects=tuple(dict.fromkeys(objs)),
+        uids=tuple(uids),
+        since=since,
+        facts={
+            "subcategory": feas.evidence.get("subcategory"),
+            "detail": feas.detail,
+            "pending_seconds": ctx.age(since),
+            "requests": [
+                {"name": r.name, "device_class": r.device_class, "count": r.count,
+                 "matching": len(r.matching), "free": len(r.free)}
+                for r in feas.requests
+            ],
+            "free_per_node": {n: free_per_node[n] for n in nodes_with_free},
+            "largest_free_on_one_node": max(
+                (sum(v.values()) for v in free_per_node.values()), default=0
+            ),
+            "scheduling_events": ctx.scheduling_messages(pods),
+        },
+    )
+
+
+@renders("capacity_fragmented")
+def _render_fragmented(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    main = v.objects[0]
+    need = ", ".join(
+        f"{r['count'] if r['count'] is not None else 'all'} x {r['device_class']}" for r in f["requests"]
+    )
+    spread = ", ".join(f"{n}: {sum(c.values())}" for n, c in list(f["free_per_node"].items())[:8])
+    pending = f", pending {minutes(f['pending_seconds'])}" if f.get("pending_seconds") is not None else ""
+    summary = (
+        f"Claim {main.namespace}/{main.name} needs {need} on one node; {f['detail']}"
+        f" (free per node: {spread or 'none'}; at most {f['largest_free_on_one_node']} on one node){pending}."
+    )
+    if f.get("subcategory") == "no_node_large_enough":
+        action = (
+            "No node has that many matching devices: lower the request's count (or split it across"
+            " pods, e.g. with a ComputeDomain for multi-node jobs) or add a node large enough."
+        )
+    else:
+        action = (
+            "Free matching devices on one node (drain or move the smaller workloads holding them there,"
+            " or gang-schedule with Kueue topology-aware placement), or lower the count; waiting"
+            " only helps when a whole node's worth of devices is released."
+        )
+    return summary, action
 
 
 def _class_matches(ctx: Context, class_name: str, device: object) -> bool:
@@ -387,6 +454,11 @@ def rule_scheduler_known_bug(ctx: Context) -> Iterator[Finding]:
     if not issues:
         return
     for issue in issues:
+        if issue.state == "claim_allocatable_while_pending":
+            yield from rule_known_bug_state(ctx, issue, sched)
+            continue
+        if not issue.event_contains:
+            continue
         hits = [
             e for e in state.events
             if e.involved_kind == "Pod" and e.reason == "FailedScheduling" and issue.matches_message(e.message)
@@ -411,10 +483,132 @@ def rule_scheduler_known_bug(ctx: Context) -> Iterator[Finding]:
                     f" {issue.id}, fixed in {issue.fixed_in}."
                 ),
                 next_action=(
-                    f"Upgrade kube-scheduler to {issue.fixed_in} or later ({issue.link}); until then"
-                    " avoid mixing already-allocated shared claims with new per-pod claims in one pod."
+                    f"Upgrade kube-scheduler to {issue.fixed_in} or later ({issue.link})"
+                    + (f"; until then {issue.workaround}" if issue.workaround else "") + "."
                 ),
                 since=e.first,
                 evidence={"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in,
                           "explanation": issue.summary},
             )
+
+
+def waiting_on_binding(ctx: Context, claim: ResourceClaim) -> tuple[str, list[tuple[Any, str]], list[tuple[Any, Any]]]:
+    """Where an allocated claim stands on its devices' binding conditions: (state, pending,
+    failed). ``state``: ``none`` (no binding conditions, or all met), ``waiting`` (some not
+    yet True, allocated less than ``binding_timeout_seconds`` ago: the scheduler is still
+    waiting in PreBind, the claim is not stuck), ``timed_out`` or ``failed`` (a
+    ``bindingFailureConditions`` condition is True). Sources: allocation results'
+    ``bindingConditions`` / ``bindingFailureConditions``, ``status.devices[].conditions``,
+    ``allocationTimestamp``."""
+    if not claim.allocated:
+        return "none", [], []
+    failed = list(claim.binding_failed)
+    pending = list(claim.binding_conditions_pending)
+    if failed:
+        return "failed", pending, failed
+    if not pending:
+        return "none", [], []
+    if ctx.older_than(claim.allocation_timestamp, ctx.thresholds.binding_timeout_seconds):
+        return "timed_out", pending, []
+    return "waiting", pending, []
+
+
+def rule_binding_conditions(ctx: Context) -> Iterator[Verdict]:
+    """binding_failed: a claim allocated with binding conditions that failed, or that did not
+    all become True within the binding timeout, while a pod waits for it unbound."""
+    state = ctx.state
+    for claim in state.claims.values():
+        if claim.deletion_timestamp:
+            continue
+        status, pending, failed = waiting_on_binding(ctx, claim)
+        if status not in ("failed", "timed_out"):
+            continue
+        pods = [p for p in state.pods_using_claim(claim) if not p.terminal and not p.deletion_timestamp]
+        if not pods or all(p.node_name for p in pods):
+            continue  # bound: the conditions no longer hold the pod
+        objs = [claim_ref(claim), *(pod_ref(p) for p in pods)]
+        devices = sorted({f"{r.driver}/{r.pool}/{r.device}" for r, _ in [*pending, *failed]})
+        slices = sorted({state.devices[r.device_key].slice_name for r, _ in [*pending, *failed]
+                         if r.device_key in state.devices})
+        objs.extend(slice_ref(s) for s in slices)
+        since = claim.allocation_timestamp
+        if failed:
+            since = earliest([c.last_transition_time for _, c in failed]) or since
+        yield Verdict(
+            category="binding_failed",
+            severity="critical",
+            objects=tuple(dict.fromkeys(objs)),
+            uids=(claim.uid, *(p.uid for p in pods)),
+            since=since,
+            facts={
+                "subcategory": "failure_condition" if failed else "binding_timeout",
+                "devices": devices,
+                "pending_conditions": sorted({ctype for _, ctype in pending}),
+                "failed_conditions": [
+                    {"device": f"{r.driver}/{r.pool}/{r.device}", "type": c.type, "reason": c.reason,
+                     "message": (c.message or "")[:200]}
+                    for r, c in failed
+                ],
+                "allocated_seconds": ctx.age(claim.allocation_timestamp),
+                "binding_timeout_seconds": ctx.thresholds.binding_timeout_seconds,
+                "scheduling_events": ctx.scheduling_messages(pods),
+            },
+        )
+
+
+@renders("binding_failed")
+def _render_binding_failed(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    main = v.objects[0]
+    if f["failed_conditions"]:
+        c = f["failed_conditions"][0]
+        why = (f"binding failure condition {c['type']} is True on {c['device']}"
+               + (f" ({c['reason']}: {c['message']})" if c["reason"] or c["message"] else ""))
+    else:
+        age = f["allocated_seconds"]
+        why = (f"binding condition(s) {', '.join(f['pending_conditions'])} of {', '.join(f['devices'][:4])} not"
+               f" True {minutes(age) if age is not None else 'long'} after allocation (timeout"
+               f" {minutes(f['binding_timeout_seconds'])})")
+    summary = f"Claim {main.namespace}/{main.name} is allocated but its pod is not bound: {why}."
+    action = (
+        "Check the controller that prepares these devices (the one that sets the binding conditions in the"
+        " claim's status.devices) and its events; the scheduler clears the allocation and retries, so fix"
+        " the attach or preparation failure rather than the claim."
+    )
+    return summary, action
+
+
+def rule_known_bug_state(ctx: Context, issue: Any, sched: ComponentInfo) -> Iterator[Finding]:
+    """The structural symptom ``claim_allocatable_while_pending``: a claim pending past its
+    threshold that the devices published now could satisfy (``feasibility`` says
+    ``feasible``), on an affected kube-scheduler."""
+    for claim, pods in ctx.pending_claims():
+        since = ctx.pending_since(claim, pods)
+        if not ctx.older_than(since, ctx.thresholds.pending_seconds):
+            continue
+        feas = ctx.feasibility(claim)
+        if feas.verdict != "feasible":
+            continue
+        age = ctx.age(since)
+        events = ctx.scheduling_messages(pods)
+        yield Finding(
+            category="scheduler_known_bug",
+            severity="critical",
+            objects=(claim_ref(claim), *(pod_ref(p) for p in pods),
+                     ObjectRef("Pod", sched.pod_namespace, sched.pod_name)),
+            summary=(
+                f"Claim {claim.namespace}/{claim.name} has been pending"
+                + (f" {minutes(age)}" if age is not None else "")
+                + f" although it is allocatable now ({feas.detail}), on kube-scheduler"
+                f" v{'.'.join(map(str, sched.version or ()))}: known bug {issue.id}, fixed in {issue.fixed_in}"
+                + (f"; scheduler says '{events[-1]['message'][:160]}'" if events else "") + "."
+            ),
+            next_action=(
+                f"Upgrade kube-scheduler to {issue.fixed_in} or later ({issue.link}); until then restarting"
+                " kube-scheduler clears its allocator state, and the pod is retried."
+            ),
+            since=since,
+            evidence={"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in,
+                      "explanation": issue.summary, "feasibility": feas.detail, "scheduling_events": events,
+                      "uids": [claim.uid, *(p.uid for p in pods)]},
+        )

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from claims.diagnosis.context import Context, claim_ref, node_ref, pod_ref, slice_ref
 from claims.diagnosis.findings import Finding
-from inventory.dcgm import DcgmSample, TelemetryJoin, join_samples, parse_scrape
+from inventory.dcgm import DcgmSample, TelemetryJoin
 from inventory.kube import DRA_GROUP, ObjectRef
 
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -22,14 +22,12 @@ PROF_GR_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 
 
 def _samples(ctx: Context) -> list[DcgmSample]:
-    out: list[DcgmSample] = []
-    for text in ctx.state.prom.values():
-        out.extend(parse_scrape(text).samples)  # a malformed line is skipped, the rest of the file kept
-    return out
+    return ctx.telemetry()[0]
 
 
 def _join(ctx: Context, samples: list[DcgmSample]) -> TelemetryJoin:
-    return join_samples(samples, ctx.state.devices.values())
+    """The join of ``samples`` (those of ``_samples``) to the devices: parsed once per run."""
+    return ctx.telemetry()[1]
 
 
 def _exporter_objects(ctx: Context) -> tuple[list[ObjectRef], dict[str, object]]:

@@ -198,10 +198,40 @@ class ClusterState:
         return out
 
     @cached_property
+    def _plugin_daemonsets(self) -> frozenset[tuple[str | None, str]]:
+        """(namespace, name) of the DaemonSets that run a DRA kubelet plugin (by their labels;
+        the records do not keep the pod template's)."""
+        return frozenset(
+            (ds.namespace, ds.name) for ds in self.daemonsets
+            if is_kubelet_plugin_labels(ds.labels)
+        )
+
+    def is_kubelet_plugin(self, pod: Pod) -> bool:
+        """A DRA kubelet-plugin pod: its labels name the kubelet-plugin component (the NVIDIA
+        chart's ``<chart>-component: kubelet-plugin``, the GPU Operator's
+        ``app.kubernetes.io/component: nvidia-dra-driver-kubelet-plugin``), or its controller
+        is a DaemonSet whose labels do. Never judged by the pod's name."""
+        if is_kubelet_plugin_labels(pod.labels):
+            return True
+        owner = pod.controller
+        return owner is not None and owner.kind == "DaemonSet" and (pod.namespace, owner.name) in self._plugin_daemonsets
+
+    def is_gpu_kubelet_plugin(self, pod: Pod) -> bool:
+        """The NVIDIA GPU DRA driver's kubelet plugin: a kubelet-plugin pod running the
+        ``gpus`` container (the chart's GPU plugin; ``compute-domains`` is the ComputeDomain
+        plugin, which alone serves no GPU) or the ``gpu-kubelet-plugin`` binary."""
+        if not self.is_kubelet_plugin(pod):
+            return False
+        for c in pod.pod_spec.containers:
+            if c.name == GPU_PLUGIN_CONTAINER or any(x.rpartition("/")[2] == GPU_PLUGIN_BINARY for x in c.command):
+                return True
+        return False
+
+    @cached_property
     def _plugin_pods_by_node(self) -> dict[str | None, list[Pod]]:
         out: dict[str | None, list[Pod]] = {}
         for p in self.pods.values():
-            if p.is_dra_kubelet_plugin:
+            if self.is_kubelet_plugin(p):
                 out.setdefault(p.node_name, []).append(p)
         return out
 
@@ -244,7 +274,7 @@ class ClusterState:
             return True
         if GPU_DRIVER in self.device_classes:
             return True
-        return any(p.is_gpu_kubelet_plugin for p in self.pods.values())
+        return any(self.is_gpu_kubelet_plugin(p) for p in self.pods.values())
 
     def requests_of(self, claim: ResourceClaim) -> list[dict[str, Any]]:
         """Each request flattened (``DeviceRequest.summary``)."""
@@ -256,6 +286,22 @@ class ClusterState:
 
 
 # ---- derived facts -------------------------------------------------------------------------
+
+# The NVIDIA GPU DRA driver chart's GPU plugin container and binary (its ComputeDomain plugin
+# is the ``compute-domains`` container of the same pod).
+GPU_PLUGIN_CONTAINER = "gpus"
+GPU_PLUGIN_BINARY = "gpu-kubelet-plugin"
+KUBELET_PLUGIN = "kubelet-plugin"
+
+
+def is_kubelet_plugin_labels(labels: Mapping[str, str]) -> bool:
+    """Labels of a DRA kubelet plugin: a ``...-component`` / ``app.kubernetes.io/component``
+    label whose value is or ends in ``kubelet-plugin`` (the NVIDIA chart, the GPU Operator,
+    the example driver's chart)."""
+    for k, v in labels.items():
+        if (k.endswith("-component") or k.endswith("/component")) and (v == KUBELET_PLUGIN or v.endswith("-" + KUBELET_PLUGIN)):
+            return True
+    return False
 
 
 def _component(pod: Pod) -> ComponentInfo | None:

@@ -40,7 +40,13 @@ def test_a_rule_that_raises_keeps_the_other_rules_findings_and_is_reported():
 
     rules = ((rule_explodes, categories), *RULES[1:])
     result = run_diagnosis(state, now, rules=rules)
-    assert result.findings == [f for f in healthy if f.category not in categories]
+    # The claim the failed rule would have explained still gets a finding: never silent.
+    assert [f for f in result.findings if f.category != "pending_unexplained"] == [
+        f for f in healthy if f.category not in categories]
+    fallback = [f for f in result.findings if f.category == "pending_unexplained"]
+    assert fallback and fallback[0].evidence["failed_rules"] == [
+        "test_a_failing_rule_does_not_hide_other_findings.rule_explodes"]
+    assert "failed" in fallback[0].summary
     assert result.failures == (AnalysisFailure("test_a_failing_rule_does_not_hide_other_findings.rule_explodes",
                                                categories, "KeyError: 'spec'", 0),)
     assert "no_matching_device" in result.failures[0].message()

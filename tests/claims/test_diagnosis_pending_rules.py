@@ -17,6 +17,7 @@ from diag_helpers import (
 )
 
 from claims.diagnosis import Thresholds
+from inventory.kube import parse_time
 
 
 def _pending(req, **extra):
@@ -38,8 +39,13 @@ def _fill(objs, count):
     return objs
 
 
-def test_plain_request_on_a_cluster_with_free_gpus_is_not_a_finding():
-    assert run(base_cluster() + _pending(request("gpu"))) == []
+def test_plain_request_on_a_cluster_with_free_gpus_is_no_allocation_finding():
+    # Two minutes old: nothing to say. An hour old although allocatable: only the catch-all,
+    # which quotes what was checked (never silent, never a false allocation verdict).
+    assert run(base_cluster() + _pending(request("gpu")), now=parse_time("2026-11-20T10:02:00Z")) == []
+    f = run(base_cluster() + _pending(request("gpu")))
+    assert categories(f) == ["pending_unexplained"]
+    assert "feasible" in f[0].evidence["checked"][0]
 
 
 def test_missing_device_class_is_reported_with_the_claim_and_pod():
@@ -55,8 +61,15 @@ def test_selector_nothing_satisfies_is_no_matching_device():
     assert f[0].evidence["requests"][0]["matching"] == 0
 
 
-def test_count_larger_than_any_node_is_no_matching_device_not_capacity():
+def test_count_larger_than_any_node_is_capacity_fragmented_not_exhausted():
+    # 16 free H100s in the cluster, 8 per node: a count of 9 fits the cluster, no node.
     f = run(base_cluster() + _pending(request("gpu", "gpu.nvidia.com", 9)))
+    assert categories(f) == ["capacity_fragmented"]
+    assert f[0].evidence["subcategory"] == "no_node_large_enough"
+
+
+def test_count_larger_than_the_cluster_is_no_matching_device():
+    f = run(base_cluster() + _pending(request("gpu", "gpu.nvidia.com", 17)))
     assert categories(f) == ["no_matching_device"]
 
 
@@ -91,7 +104,7 @@ def _pair_with(constraint):
 
 
 def test_match_attribute_on_product_name_is_satisfiable_on_real_slices():
-    assert _pair_with({"matchAttribute": "gpu.nvidia.com/productName"}) == []
+    assert categories(_pair_with({"matchAttribute": "gpu.nvidia.com/productName"})) == ["pending_unexplained"]
 
 
 def test_match_attribute_on_pcie_root_fails_because_each_real_h100_has_its_own_root():

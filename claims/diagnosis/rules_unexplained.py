@@ -1,0 +1,125 @@
+"""The last rule: ``pending_unexplained``. The diagnosis is never silent about a long wait.
+
+Pure: no Django. Runs after every other rule (last in ``engine.RULES``) and reads what they
+reported (``Context.reported``). A claim, or a pod using DRA claims, that has waited longer
+than ``Thresholds.pending_seconds`` and that no finding names gets one finding saying what
+was checked (class, selectors, matching and free devices per the feasibility check, binding
+conditions) and quoting the scheduler (``FailedScheduling`` events, the pod's
+``PodScheduled`` condition).
+
+What waits: an unallocated claim a live unbound pod uses (``Context.pending_claims``), and a
+live unbound pod whose claims are all allocated (the scheduler has not bound it). Not
+waiting, so not reported: a claim whose devices' binding conditions are pending within the
+binding timeout (the scheduler is still in PreBind), and pods already bound to a node (the
+kubelet's side has its own rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from claims.diagnosis.context import Context, claim_ref, minutes, pod_ref
+from claims.diagnosis.rules_pending import waiting_on_binding
+from claims.diagnosis.verdicts import Verdict, renders
+from inventory.kube import ObjectRef
+from inventory.records import Pod, ResourceClaim
+
+
+def _named(ctx: Context) -> set[ObjectRef]:
+    return {o for f in ctx.reported for o in f.objects}
+
+
+def _scheduler_says(ctx: Context, pods: list[Pod]) -> list[dict[str, Any]]:
+    out = list(ctx.scheduling_messages(pods))
+    for p in pods:
+        cond = p.condition("PodScheduled")
+        if cond is not None and cond.status == "False" and cond.message:
+            out.append({"pod": p.name, "message": cond.message, "reason": cond.reason, "condition": "PodScheduled"})
+    return out
+
+
+def _waiting(ctx: Context) -> Iterator[tuple[list[ResourceClaim], list[Pod], str]]:
+    """(claims, pods, kind) that wait: ``unallocated`` claims, or ``unbound`` pods whose
+    claims are all allocated."""
+    seen_pods: set[tuple[str, str]] = set()
+    for claim, pods in ctx.pending_claims():
+        seen_pods.update((p.namespace, p.name) for p in pods)
+        yield [claim], pods, "unallocated"
+    state = ctx.state
+    for pod in state.pods.values():
+        if (pod.namespace, pod.name) in seen_pods or pod.node_name or pod.terminal or pod.deletion_timestamp:
+            continue
+        names = [n for _, n in state.pod_claim_names(pod)]
+        if not names or any(n is None for n in names):
+            continue  # a reference that leads nowhere: claim_not_found / template_claim_missing
+        claims = [state.claims.get((pod.namespace, n or "")) for n in names]
+        if any(c is None for c in claims):
+            continue
+        present = [c for c in claims if c is not None]
+        if all(c.allocated for c in present):
+            yield present, [pod], "unbound"
+
+
+def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
+    """pending_unexplained: what has waited past the threshold with no other finding."""
+    named = _named(ctx)
+    for claims, pods, kind in _waiting(ctx):
+        refs = [claim_ref(c) for c in claims] + [pod_ref(p) for p in pods]
+        if any(r in named for r in refs):
+            continue
+        since = ctx.pending_since(claims[0] if kind == "unallocated" else None, pods)
+        age = ctx.age(since)
+        if age is None or age < ctx.thresholds.pending_seconds:
+            continue  # the wait itself is the evidence: an unknown start proves nothing
+        binding = [waiting_on_binding(ctx, c)[0] for c in claims]
+        if "waiting" in binding:
+            continue  # the scheduler waits for binding conditions: not stuck before the timeout
+        checks: list[str] = []
+        for c in claims:
+            if kind == "unallocated":
+                feas = ctx.feasibility(c)
+                checks.append(f"{c.name}: {feas.verdict} ({feas.detail})")
+            else:
+                nodes = ", ".join(c.allocation_nodes) or "any node"
+                checks.append(f"{c.name}: allocated for {nodes}, reserved for {len(c.reserved_for)} consumer(s)")
+        yield Verdict(
+            category="pending_unexplained",
+            severity="warning",
+            objects=tuple(dict.fromkeys(refs)),
+            uids=tuple(x.uid for x in [*claims, *pods]),
+            since=since,
+            facts={
+                "waiting": kind,
+                "pending_seconds": ctx.age(since),
+                "threshold_seconds": ctx.thresholds.pending_seconds,
+                "checked": checks,
+                "failed_rules": [f.rule for f in ctx.failed],
+                "scheduler": _scheduler_says(ctx, pods)[:5],
+            },
+        )
+
+
+@renders("pending_unexplained")
+def _render_pending_unexplained(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    main = v.objects[0]
+    age = f["pending_seconds"]
+    what = "claim" if main.kind == "ResourceClaim" else "pod"
+    quote = f["scheduler"][-1]["message"][:200] if f["scheduler"] else None
+    summary = (
+        f"{what.capitalize()} {main.namespace}/{main.name} has been pending"
+        + (f" {minutes(age)}" if age is not None else " longer than the threshold")
+        + (" with its claims allocated but the pod not bound" if f["waiting"] == "unbound" else "")
+        + "; no rule explains it (checked: " + "; ".join(f["checked"])[:300] + ")"
+        + (f"; rule(s) {', '.join(f['failed_rules'])} failed, their findings may be missing"
+           if f.get("failed_rules") else "")
+        + (f"; the scheduler says: '{quote}'" if quote else "; the scheduler has written no event")
+        + "."
+    )
+    action = (
+        "Read the scheduler's events and log for the pod (kubectl describe pod; kube-scheduler at -v=5"
+        " for DynamicResources), compare them with the checks above, and report the case: it is not a"
+        " failure mode this tool knows yet."
+    )
+    return summary, action

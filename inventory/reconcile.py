@@ -579,11 +579,17 @@ class Reconcile:
             self.devices_moved = True
 
     def _delete_vanished(self, read: ReadResult) -> None:
-        for kind in sorted(read.complete_kinds | set(self.kinds)):
-            if kind not in read.complete_kinds:
-                continue
+        # A kind read as a delta (a watch) is never complete: it deletes only what the API
+        # server reported deleted (``read.deleted``), never what it merely did not see.
+        complete = read.complete_kinds - read.delta_kinds
+        deleted = read.deleted or {}
+        for kind in sorted(complete | set(deleted)):
             st = self._state_for(kind)
-            gone_uids = {pk: uid for uid, (pk, _) in st.load(self.cluster).items() if uid not in st.seen}
+            if kind in complete:
+                gone_uids = {pk: uid for uid, (pk, _) in st.load(self.cluster).items() if uid not in st.seen}
+            else:
+                stored = st.load(self.cluster)
+                gone_uids = {stored[uid][0]: uid for uid in deleted[kind] if uid in stored and uid not in st.seen}
             gone = list(gone_uids)
             if not gone:
                 continue

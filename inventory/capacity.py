@@ -328,11 +328,16 @@ def allocatable_now_by_profile(
     nothing allocatable are listed with 0 when the node publishes them.
     """
     devs = list(devices)
-    held = holdings(claims)
-    sets = counter_sets(slices)
-    tmap = taints or {}
+    return _allocatable(devs, holdings(claims), counter_sets(slices), taints or {})
+
+
+def _allocatable(
+    devs: list[Device], held: Mapping[DeviceKey, Holding], sets: Mapping[CounterKey, Mapping[str, Decimal]],
+    tmap: Mapping[DeviceKey, tuple[Taint, ...]], free: set[DeviceKey] | None = None,
+) -> dict[str, int]:
     left = remaining_counters(devs, sets, held)
-    free = free_device_keys(devs, held, tmap, left)
+    if free is None:
+        free = free_device_keys(devs, held, tmap, left)
     by_profile: dict[str, list[Device]] = defaultdict(list)
     out: dict[str, int] = {}
     for d in devs:
@@ -377,3 +382,105 @@ def _grouped_max(demands: list[dict[tuple[CounterKey, str], Decimal]], left: dic
     for root, dems in members.items():
         groups[frozenset([root])] = dems
     return sum(_max_together(dems, left) for dems in groups.values())
+
+
+# --- one node's DRA state -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceState:
+    """One device as the node and device pages and ``inventory --format json`` show it.
+
+    ``taints``: its own plus DeviceTaintRules'. ``health``: ``device_health`` (None: nothing
+    reports). ``sharers``: every (claim, result) holding it (several for a shared device);
+    ``admin``: admin-access holders (they take nothing). ``capacity_left``: for a device with
+    ``allowMultipleAllocations``, what its holders' ``consumedCapacity`` leaves (qualified
+    capacity name -> base units), else empty. ``allocatable``: it could be allocated now on
+    its own (room, counters, no NoSchedule/NoExecute taint)."""
+
+    device: Device
+    taints: tuple[Taint, ...]
+    health: str | None
+    sharers: tuple[tuple[ResourceClaim, AllocationResult], ...]
+    admin: tuple[tuple[ResourceClaim, AllocationResult], ...]
+    capacity_left: dict[str, Decimal]
+    allocatable: bool
+
+    def untolerated(self, result: AllocationResult) -> list[Taint]:
+        """The NoSchedule/NoExecute taints of this device that a holder's result does not
+        tolerate (a NoExecute one evicts its pods)."""
+        return keeps_off(self.taints, result.tolerations)
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """``allocatable_now_by_profile`` and each device's ``DeviceState`` of one node."""
+
+    node: str
+    allocatable_now_by_profile: dict[str, int]
+    devices: dict[DeviceKey, DeviceState]
+
+    @property
+    def counter_consumers(self) -> set[DeviceKey]:
+        """Devices that draw on shared counters (dynamic MIG placements and their GPUs)."""
+        return {k for k, s in self.devices.items() if s.device.consumes_counters}
+
+
+def node_states(
+    slices: Iterable[ResourceSlice], claims: Iterable[ResourceClaim], rules: Iterable[DeviceTaintRule] = (),
+    pods: Iterable[Pod] = (), nodes: Iterable[str] | None = None,
+) -> dict[str, NodeState]:
+    """node name -> ``NodeState`` for every node the slices name (only ``nodes`` when given).
+
+    ``slices``: the nodes' slices and those holding their pools' ``sharedCounters``;
+    ``claims``: the claims that may hold their devices (others are ignored); ``rules``: the
+    cluster's DeviceTaintRules; ``pods``: pods whose ``allocatedResourcesStatus`` reports on
+    the devices. Within a pool only the newest generation's slices publish (as the scheduler
+    reads them)."""
+    sl = list(slices)
+    newest: dict[tuple[str, str], int] = {}
+    for s in sl:
+        newest[(s.driver, s.pool)] = max(newest.get((s.driver, s.pool), s.pool_generation), s.pool_generation)
+    want = set(nodes) if nodes is not None else None
+    by_node: dict[str, list[Device]] = defaultdict(list)
+    for s in sl:
+        if s.pool_generation != newest[(s.driver, s.pool)]:
+            continue
+        for d in s.devices:
+            if d.node_name and (want is None or d.node_name in want):
+                by_node[d.node_name].append(d)
+    claim_list = list(claims)
+    claim_map = {(c.namespace, c.name): c for c in claim_list}
+    rule_list = list(rules)
+    held = holdings(claim_list)
+    reports: dict[DeviceKey, list[str]] = defaultdict(list)
+    for p in pods:
+        for k, h in pod_reports(p, claim_map).items():
+            reports[k].append(h)
+    statuses: dict[DeviceKey, list[DeviceStatus]] = defaultdict(list)
+    for c in claim_list:
+        for st in c.device_statuses:
+            statuses[st.device_key].append(st)
+    by_pool: dict[tuple[str, str], dict[CounterKey, dict[str, Decimal]]] = defaultdict(dict)
+    for k, counters in counter_sets(sl).items():
+        by_pool[k[:2]][k] = counters
+    out: dict[str, NodeState] = {}
+    for node, devs in sorted(by_node.items()):
+        sets = {k: v for pool in {d.key[:2] for d in devs} for k, v in by_pool.get(pool, {}).items()}
+        taints = {d.key: device_taints(d, rule_list) for d in devs}
+        left = remaining_counters(devs, sets, held)
+        free = free_device_keys(devs, held, taints, left)
+        states = {}
+        for d in devs:
+            h = held.get(d.key)
+            states[d.key] = DeviceState(
+                device=d,
+                taints=taints[d.key],
+                health=device_health(taints[d.key], reports.get(d.key, ()), statuses.get(d.key, ())),
+                sharers=tuple(h.results) if h else (),
+                admin=tuple(h.admin) if h else (),
+                capacity_left=capacity_left(d, h) if d.allow_multiple_allocations else {},
+                allocatable=d.key in free,
+            )
+        out[node] = NodeState(node, _allocatable(devs, held, sets, taints, free), states)
+    return out

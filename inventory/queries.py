@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Collection
 from typing import Any
 
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Sum
@@ -213,3 +214,62 @@ def attach_holders(cluster_id: int | None, devices: list[Device]) -> None:
     for d in devices:
         d.holders = by_dev.get(d.pk, [])
         d.holder = d.holders[0] if d.holders else None
+
+
+def _records_of(qs: QuerySet) -> list[Any]:
+    """Records of the stored objects of ``qs``, each raw text parsed once (objects the parse
+    layer refuses are left out: they were stored, so an older shape)."""
+    from django.db.models import TextField
+    from django.db.models.functions import Cast
+
+    from . import jsonlist, records
+
+    out = []
+    for text in qs.values_list(Cast("raw", output_field=TextField()), flat=True).iterator(chunk_size=200):
+        try:
+            r = records.parse_json(text)
+        except (ValueError, jsonlist.JSONError):
+            continue
+        if r is not None:
+            out.append(r)
+    return out
+
+
+def dra_states(cluster: Cluster, nodes: Collection[str] | None = None) -> dict[str, Any]:
+    """node name -> ``inventory.capacity.NodeState`` (``allocatable_now_by_profile``, each
+    device's taints, health, sharers and what is left) for ``nodes`` of ``cluster`` (all:
+    None), from the stored objects' records: the nodes' ResourceSlices and the slices of the
+    same pools (``sharedCounters``), the claims holding their devices, the DeviceTaintRules
+    and the pods on the nodes (``allocatedResourcesStatus``). Six queries."""
+    from . import capacity
+    from .models import AllocationResult, KubeObject, Pod, ResourceClaim, ResourceSlice
+
+    slices = ResourceSlice.objects.filter(cluster=cluster)
+    claims = ResourceClaim.objects.filter(cluster=cluster).exclude(state="pending")
+    pods = Pod.objects.filter(cluster=cluster)
+    if nodes is not None:
+        names = sorted(set(nodes))
+        pools = set(slices.filter(node_name__in=names).values_list("driver", "pool"))
+        pool_q = Q(pk__in=[])
+        for drv, pool in pools:
+            pool_q |= Q(driver=drv, pool=pool)
+        slices = slices.filter(Q(node_name__in=names) | pool_q)
+        claims = claims.filter(pk__in=AllocationResult.objects.filter(cluster=cluster, device__node_name__in=names).values("claim_id"))
+        pods = pods.filter(node_name__in=names)
+    rules = KubeObject.objects.filter(cluster=cluster, kind="DeviceTaintRule")
+    return capacity.node_states(
+        _records_of(slices), _records_of(claims), _records_of(rules), _records_of(pods), nodes=nodes,
+    )
+
+
+def cluster_allocatable(cluster: Cluster) -> dict[str, dict[str, int]]:
+    """node -> ``allocatable_now_by_profile`` of every node of ``cluster``, cached until a sync
+    changes its data (``data_changed_at``; warmed after each sync by ``warm_overview``)."""
+    from django.core.cache import cache
+
+    key = "allocatable:" + hashlib.sha256(f"{cluster.pk}|{cluster.data_changed_at}".encode()).hexdigest()
+    found = cache.get(key)
+    if found is None:
+        found = {n: s.allocatable_now_by_profile for n, s in dra_states(cluster).items()}
+        cache.set(key, found, 3600)
+    return found

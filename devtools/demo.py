@@ -25,8 +25,20 @@ DCGM scrape: label shape of the real aicr H100 sample (``gpu``, ``UUID``, ``pci_
 ``device``, ``modelName``, ``Hostname``, ``DCGM_FI_DRIVER_VERSION``, plus ``container``,
 ``namespace``, ``pod``, ``pod_uid`` for GPUs a pod uses); MIG series add ``GPU_I_PROFILE`` and
 ``GPU_I_ID`` and carry ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` instead of ``DCGM_FI_DEV_GPU_UTIL``
-(which DCGM does not produce per MIG instance). Values: busy GPUs at 90%+, allocated-but-idle
-GPUs at 0-2%, one unallocated GPU busy at 91%.
+(which DCGM does not produce per MIG instance); MIG instances a claim holds also carry the
+exporter's DRA labels (``dra_pool_name``, ``dra_device_name``...), which tell apart instances of
+one profile on one GPU.
+
+Values and history: every reading is a real one, from our NVML trace of one H200 (0.5 s
+sampling, 40 s: idle, 20 s of bf16 matrix products, idle with memory held; copy in
+``demo/nvml/``). The hour before ``now`` is written as a Prometheus range-query answer
+(``dcgm-history.range.json``, what the charts of a snapshot cluster read), one reading per 20 s
+step from the trace phase the device is in: GPUs a running pod holds are busy since the pod
+started (idle before), three held GPUs went idle a third of the way in (their workload stopped,
+the device is still held), one GPU no claim holds is busy all hour, the rest idle. The
+exporter page is the last step. Watts are scaled by 600/700 (the demo boards are 600 W parts;
+the H200 was read at 700 W); MIG instances take the GPU's utilization as graphics-engine
+activity and its framebuffer use scaled to their memory.
 """
 
 from __future__ import annotations
@@ -61,10 +73,12 @@ H200_NVL = "NVIDIA H200 NVL"
 
 @dataclass
 class DemoSnapshot:
-    """``objects``: raw v1 Kubernetes objects. ``prom``: file name -> DCGM exporter text."""
+    """``objects``: raw v1 Kubernetes objects. ``prom``: file name -> DCGM exporter text.
+    ``ranges``: file name -> a Prometheus ``/api/v1/query_range`` answer (JSON text)."""
 
     objects: list[dict[str, Any]]
     prom: dict[str, str] = field(default_factory=dict)
+    ranges: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -179,8 +193,10 @@ def _plugin_pods(b: ClusterBuilder, ds: dict[str, Any]) -> None:
                         at=b.ago(minutes=58), last=b.ago(minutes=2), count=restarts * 4 + 3, type_="Warning")
 
 
-def build_demo(now: datetime) -> DemoSnapshot:
-    """The demo cluster at ``now`` (timezone-aware): objects plus ``dcgm-exporter.prom``."""
+def build_demo(now: datetime, trace_text: str | None = None) -> DemoSnapshot:
+    """The demo cluster at ``now`` (timezone-aware): objects, ``dcgm-exporter.prom`` and the
+    hour of DCGM history before ``now`` (``dcgm-history.range.json``), both built from the real
+    H200 NVML trace ``trace_text`` (default: the copy at ``NVML_TRACE``)."""
     b = ClusterBuilder(DEMO_SEED, now)
     notes: list[str] = []
     b.device_classes(created=now - timedelta(days=95))
@@ -336,20 +352,146 @@ def build_demo(now: datetime) -> DemoSnapshot:
     notes.append("driver_not_publishing_on_node: gpu-h200-05 has GPU labels and no ResourceSlice")
     notes.append("driver_publishing_empty_pool: gpu-rtx-03's slice has zero devices")
 
-    prom = _dcgm(b, use)
-    return DemoSnapshot(objects=b.objects, prom={"dcgm-exporter.prom": prom}, notes=notes)
+    prom, history = _telemetry(b, read_trace(trace_text if trace_text is not None else NVML_TRACE.read_text(encoding="utf-8")))
+    return DemoSnapshot(objects=b.objects, prom={"dcgm-exporter.prom": prom}, ranges={HISTORY_FILE: history}, notes=notes)
 
 
 # -- DCGM ---------------------------------------------------------------------------------------
+
+#: The real H200 NVML readings the demo's telemetry is built from (copy: ``demo/SOURCES.md``).
+NVML_TRACE = Path(__file__).resolve().parent.parent / "demo" / "nvml" / "h200-nvml-timeseries.csv"
+HISTORY_FILE = "dcgm-history.range.json"
+HISTORY_S = 3600
+HISTORY_STEP_S = 20
+#: The demo boards (RTX PRO 6000 Server Edition, H200 NVL) are 600 W parts; the H200 read was
+#: at its 700 W default power limit (``h200-nvidia-smi-q.txt``), so its watts are scaled.
+POWER_SCALE = 600.0 / 700.0
+#: Allocated GPUs whose workload finished its work but still holds the device (and memory).
+_IDLE_HOLDERS = {("gpu-rtx-01", "gpu-1"), ("gpu-h200-01", "gpu-0"), ("gpu-h200-01", "gpu-1")}
+#: A GPU no claim holds that something outside DRA keeps busy.
+_BUSY_UNCLAIMED = {("gpu-h200-01", "gpu-3")}
 
 _HELP = {
     "DCGM_FI_DEV_GPU_UTIL": "GPU utilization (in %).",
     "DCGM_FI_DEV_MEM_COPY_UTIL": "Memory utilization (in %).",
     "DCGM_FI_DEV_FB_USED": "Framebuffer memory used (in MiB).",
+    "DCGM_FI_DEV_FB_FREE": "Framebuffer memory free (in MiB).",
     "DCGM_FI_DEV_GPU_TEMP": "GPU temperature (in C).",
     "DCGM_FI_DEV_POWER_USAGE": "Power draw (in W).",
+    "DCGM_FI_DEV_SM_CLOCK": "SM clock frequency (in MHz).",
     "DCGM_FI_PROF_GR_ENGINE_ACTIVE": "Ratio of time the graphics engine is active.",
 }
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    """One NVML reading of the real H200 trace (units: %, MiB, W, C, MHz)."""
+
+    util: float
+    mem_util: float
+    fb_used: float
+    power: float
+    temp: float
+    sm_clock: float
+
+
+@dataclass(frozen=True)
+class Trace:
+    """The real trace cut into its three phases: ``idle`` before the load, ``load`` (GPU
+    utilization >= 50 %), ``after`` (idle again, memory still held, the board cooling)."""
+
+    idle: tuple[TraceRow, ...]
+    load: tuple[TraceRow, ...]
+    after: tuple[TraceRow, ...]
+
+
+def read_trace(text: str) -> Trace:
+    """``h200-nvml-timeseries.csv`` (columns ``gpu_util_pct``, ``mem_util_pct``,
+    ``fb_used_mib``, ``power_w``, ``temp_c``, ``sm_clock_mhz``) as its three phases. Raises
+    ``ValueError`` when a column is missing or a phase is empty."""
+    import csv
+    import io
+
+    rows = []
+    for r in csv.DictReader(io.StringIO(text)):
+        rows.append(TraceRow(float(r["gpu_util_pct"]), float(r["mem_util_pct"]), float(r["fb_used_mib"]),
+                             float(r["power_w"]), float(r["temp_c"]), float(r["sm_clock_mhz"])))  # fmt: skip
+    busy = [i for i, r in enumerate(rows) if r.util >= 50]
+    if not busy:
+        raise ValueError("the NVML trace has no load phase")
+    idle, load, after = rows[: busy[0]], rows[busy[0] : busy[-1] + 1], rows[busy[-1] + 1 :]
+    if not idle or not after:
+        raise ValueError("the NVML trace needs idle readings before and after its load")
+    return Trace(tuple(idle), tuple(load), tuple(after))
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A device the exporter reports: its phase plan over the hour and its workload."""
+
+    dev: DeviceInfo
+    plan: tuple[tuple[float, str], ...]  # (seconds into the hour from which, phase), ascending
+    pod: dict[str, Any] | None
+    claim: dict[str, Any] | None
+
+
+def _phase(plan: tuple[tuple[float, str], ...], at_s: float) -> str:
+    current = plan[0][1]
+    for since, phase in plan:
+        if at_s >= since:
+            current = phase
+    return current
+
+
+def _holders(b: ClusterBuilder) -> dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any] | None]]:
+    """(node, device) -> (claim, running pod it is reserved for, or None), from the objects."""
+    pods = {o["metadata"]["uid"]: o for o in b.objects if o.get("kind") == "Pod"}
+    out: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any] | None]] = {}
+    for o in b.objects:
+        if o.get("kind") != "ResourceClaim":
+            continue
+        status = o.get("status") or {}
+        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        running = None
+        for ref in status.get("reservedFor") or []:
+            pod = pods.get(ref.get("uid"))
+            if pod is not None and pod["status"].get("phase") == "Running" and "deletionTimestamp" not in pod["metadata"]:
+                running = pod
+        for r in results:
+            out[(r["pool"], r["device"])] = (o, running)
+    return out
+
+
+def _age_s(obj: dict[str, Any], now: datetime) -> float:
+    created = datetime.fromisoformat(obj["metadata"]["creationTimestamp"].replace("Z", "+00:00"))
+    return (now - created).total_seconds()
+
+
+def _targets(b: ClusterBuilder) -> list[_Target]:
+    """Every device of a node whose driver publishes it: whole GPUs, and MIG instances that a
+    claim holds (named by the exporter's DRA labels) or that are their profile's only instance
+    on their GPU (told apart by ``GPU_I_PROFILE``); other free instances give no series the
+    join could place, so the exporter's are left out."""
+    holders = _holders(b)
+    per_profile: dict[tuple[str, str], int] = {}
+    for d in b.devices.values():
+        if d.type == "mig":
+            per_profile[(d.parent_uuid, d.profile)] = per_profile.get((d.parent_uuid, d.profile), 0) + 1
+    out = []
+    for key, d in sorted(b.devices.items(), key=lambda kv: (kv[0][0], kv[1].minor, kv[0][1])):
+        claim, pod = holders.get(key, (None, None))
+        if d.type == "mig" and claim is None and per_profile[(d.parent_uuid, d.profile)] > 1:
+            continue
+        if key in _IDLE_HOLDERS:
+            plan: tuple[tuple[float, str], ...] = ((0, "load"), (HISTORY_S / 3, "after"))
+        elif key in _BUSY_UNCLAIMED:
+            plan = ((0, "load"),)
+        elif pod is not None:
+            plan = ((0, "idle"), (max(0.0, HISTORY_S - _age_s(pod, b.now)), "load"))
+        else:
+            plan = ((0, "idle"),)
+        out.append(_Target(d, plan, pod, claim))
+    return out
 
 
 def _bus(pci: str) -> str:
@@ -358,77 +500,108 @@ def _bus(pci: str) -> str:
     return f"0000{dom}:{bus.upper()}:{rest}"
 
 
-def _labels(d: DeviceInfo, pod: dict[str, Any] | None, gi: tuple[str, int] | None = None) -> str:
-    parts = [
-        ("gpu", str(d.minor)),
-        ("UUID", d.parent_uuid or d.uuid),
-        ("pci_bus_id", _bus(d.pci_bus_id)),
-        ("device", f"nvidia{d.minor}"),
-        ("modelName", d.product),
-    ]
+def _labels(d: DeviceInfo, t: _Target | None, gi: tuple[str, int] | None = None) -> dict[str, str]:
+    labels = {
+        "gpu": str(d.minor), "UUID": d.parent_uuid or d.uuid, "pci_bus_id": _bus(d.pci_bus_id),
+        "device": f"nvidia{d.minor}", "modelName": d.product,
+    }  # fmt: skip
     if gi:
-        parts += [("GPU_I_PROFILE", gi[0]), ("GPU_I_ID", str(gi[1]))]
-    parts += [("Hostname", d.node), ("DCGM_FI_DRIVER_VERSION", d.driver_version)]
-    if pod is not None:
-        parts += [("container", "main"), ("namespace", pod["metadata"]["namespace"]), ("pod", pod["metadata"]["name"]), ("pod_uid", "")]
-    return "{" + ",".join(f'{k}="{v}"' for k, v in parts) + "}"
+        labels |= {"GPU_I_PROFILE": gi[0], "GPU_I_ID": str(gi[1])}
+    labels |= {"Hostname": d.node, "DCGM_FI_DRIVER_VERSION": d.driver_version}
+    if t is not None and t.pod is not None:
+        meta = t.pod["metadata"]
+        labels |= {"container": "main", "namespace": meta["namespace"], "pod": meta["name"], "pod_uid": ""}
+    if t is not None and t.claim is not None and d.type == "mig":
+        # dcgm-exporter in DRA mode (KUBERNETES_ENABLE_DRA) names the claim and slice device.
+        meta = t.claim["metadata"]
+        labels |= {"dra_claim_name": meta["name"], "dra_claim_namespace": meta["namespace"], "dra_pool_name": d.pool,
+                   "dra_device_name": d.name, "dra_mig_profile": d.profile, "dra_mig_device_uuid": d.uuid}  # fmt: skip
+    return labels
 
 
-def _dcgm(b: ClusterBuilder, use: dict[str, tuple[Any, Any]]) -> str:
-    """One exporter page: whole GPUs of gpu-rtx-01, gpu-h200-01, gpu-h200-11; MIG instances of gpu-h200-03 GPU 1."""
-    series: dict[str, list[str]] = {k: [] for k in _HELP}
+def _whole_values(row: TraceRow, memory_mi: int) -> dict[str, float]:
+    used = min(row.fb_used, memory_mi)
+    return {
+        "DCGM_FI_DEV_GPU_UTIL": row.util, "DCGM_FI_DEV_MEM_COPY_UTIL": row.mem_util, "DCGM_FI_DEV_FB_USED": used,
+        "DCGM_FI_DEV_FB_FREE": memory_mi - used, "DCGM_FI_DEV_GPU_TEMP": row.temp,
+        "DCGM_FI_DEV_POWER_USAGE": round(row.power * POWER_SCALE, 3), "DCGM_FI_DEV_SM_CLOCK": row.sm_clock,
+    }  # fmt: skip
 
-    def whole(node: str, minor: int, util: float, pod: dict[str, Any] | None) -> None:
-        d = _dev(b, node, f"gpu-{minor}")
-        lab = _labels(d, pod)
-        mem = GPU_MODELS["rtx-pro-6000" if d.product == RTX else "h200-nvl"].memory_mi
-        busy = util >= 50
-        series["DCGM_FI_DEV_GPU_UTIL"].append(f"DCGM_FI_DEV_GPU_UTIL{lab} {int(util)}")
-        series["DCGM_FI_DEV_MEM_COPY_UTIL"].append(f"DCGM_FI_DEV_MEM_COPY_UTIL{lab} {int(util * 0.4)}")
-        # Busy GPUs hold most of their memory; an idle allocated GPU still holds a loaded model.
-        fb = int(mem * 0.86) if busy else (int(mem * 0.62) if pod is not None else 1)
-        series["DCGM_FI_DEV_FB_USED"].append(f"DCGM_FI_DEV_FB_USED{lab} {fb}")
-        series["DCGM_FI_DEV_GPU_TEMP"].append(f"DCGM_FI_DEV_GPU_TEMP{lab} {(71 if busy else 33) + minor % 3}")
-        watts = (520.0 if d.product == H200_NVL else 540.0) * (util / 100) + (62.0 if d.product == H200_NVL else 34.0)
-        series["DCGM_FI_DEV_POWER_USAGE"].append(f"DCGM_FI_DEV_POWER_USAGE{lab} {watts + minor * 0.731:.6f}")
 
-    def pod_of(key: str) -> dict[str, Any] | None:
-        return use[key][0] if key in use else None
+def _mig_values(row: TraceRow, d: DeviceInfo, gpu_memory_mi: int) -> dict[str, float]:
+    # DCGM has no per-instance GPU_UTIL; the whole GPU's busy share stands for the instance's
+    # graphics-engine activity, and its framebuffer use is scaled to the instance's memory.
+    return {"DCGM_FI_PROF_GR_ENGINE_ACTIVE": row.util / 100.0, "DCGM_FI_DEV_FB_USED": round(row.fb_used * d.memory_mi / gpu_memory_mi)}
 
-    whole("gpu-rtx-01", 0, 96, pod_of("gpu-rtx-01/gpu-0"))
-    whole("gpu-rtx-01", 1, 1, pod_of("gpu-rtx-01/gpu-1"))  # allocated, idle
-    whole("gpu-h200-01", 0, 0, pod_of("gpu-h200-01/gpu-0"))  # allocated, idle
-    whole("gpu-h200-01", 1, 2, None)  # held by the orphaned claim, idle
-    whole("gpu-h200-01", 2, 0, None)  # free
-    whole("gpu-h200-01", 3, 91, None)  # not allocated through DRA, busy
-    for minor, util in enumerate((97, 93, 95, 92)):
-        whole("gpu-h200-11", minor, util, pod_of("gpu-h200-11"))
 
-    # MIG instances of gpu-h200-03 GPU 1 (one instance per profile, so each series ties to one device).
-    gi_ids = {"3g.71gb": 1, "2g.35gb": 5, "1g.35gb": 7}
-    for (node, name), d in sorted(b.devices.items()):
-        if node != "gpu-h200-03" or d.type != "mig" or d.minor != 1:
-            continue
-        pod = pod_of(f"{node}/{name}")
-        lab = _labels(d, pod, (d.profile, gi_ids.get(d.profile, 9)))
-        active = 0.912 if pod is not None else 0.0
-        series["DCGM_FI_PROF_GR_ENGINE_ACTIVE"].append(f"DCGM_FI_PROF_GR_ENGINE_ACTIVE{lab} {active:.6f}")
-        series["DCGM_FI_DEV_FB_USED"].append(f"DCGM_FI_DEV_FB_USED{lab} {int(d.memory_mi * 0.81) if pod is not None else 13}")
-    out: list[str] = []
-    for fld, lines in series.items():
+def _fmt(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:.6g}"
+
+
+def _telemetry(b: ClusterBuilder, trace: Trace) -> tuple[str, str]:
+    """``(exporter page, range-query answer)``: the history of every target over the hour
+    before ``b.now`` at ``HISTORY_STEP_S`` steps, each step one real reading of the trace phase
+    the target's plan puts there (phase readings in turn, offset per GPU), and the exporter's
+    latest page, which is the last step. GPUs in MIG mode get whole-GPU power, temperature
+    and framebuffer history (the node chart's per-GPU power line), not in the page."""
+    end = int(b.now.timestamp())
+    steps = [end - HISTORY_S + i * HISTORY_STEP_S for i in range(HISTORY_S // HISTORY_STEP_S + 1)]
+    phases = {"idle": trace.idle, "load": trace.load, "after": trace.after}
+    result: list[dict[str, Any]] = []
+    latest: dict[str, list[str]] = {k: [] for k in _HELP}
+    gi_next: dict[str, int] = {}
+    mig_parents: dict[str, tuple[DeviceInfo, list[_Target]]] = {}
+
+    def model_memory(d: DeviceInfo) -> int:
+        return GPU_MODELS["rtx-pro-6000" if d.product == RTX else "h200-nvl"].memory_mi
+
+    def emit(labels: dict[str, str], series: list[dict[str, float]]) -> None:
+        for fld in series[0]:
+            result.append({"metric": {"__name__": fld, **labels}, "values": [[ts, _fmt(v[fld])] for ts, v in zip(steps, series, strict=True)]})
+
+    for t in _targets(b):
+        d = t.dev
+        offset = d.minor * 7 + (int(d.placement) if d.placement >= 0 else 0)
+        rows = []
+        for i, ts in enumerate(steps):
+            seq = phases[_phase(t.plan, ts - steps[0])]
+            rows.append(seq[(i + offset) % len(seq)])
+        if d.type == "mig":
+            gi_next[d.parent_uuid] = gi_next.get(d.parent_uuid, 0) + 1
+            labels = _labels(d, t, (d.profile, gi_next[d.parent_uuid]))
+            series = [_mig_values(r, d, model_memory(d)) for r in rows]
+            mig_parents.setdefault(d.parent_uuid, (d, []))[1].append(t)
+        else:
+            labels = _labels(d, t)
+            series = [_whole_values(r, model_memory(d)) for r in rows]
+        emit(labels, series)
+        text = "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+        for fld, v in series[-1].items():
+            latest[fld].append(f"{fld}{text} {_fmt(v)}")
+    for parent_uuid, (d, members) in sorted(mig_parents.items()):
+        busy = [m for m in members if m.pod is not None]
+        plan = busy[0].plan if busy else ((0, "idle"),)
+        gpu = DeviceInfo(d.node, d.pool, f"gpu-{d.minor}", "gpu", parent_uuid, "", d.minor, d.product, "", -1,
+                         model_memory(d), d.pci_bus_id, d.driver_version)  # fmt: skip
+        rows = [phases[_phase(plan, ts - steps[0])][(i + d.minor * 7) % len(phases[_phase(plan, ts - steps[0])])] for i, ts in enumerate(steps)]
+        keep = ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE")
+        emit(_labels(gpu, None), [{k: v for k, v in _whole_values(r, gpu.memory_mi).items() if k in keep} for r in rows])
+    page: list[str] = []
+    for fld, lines in latest.items():
         if lines:
-            out += [f"# HELP {fld} {_HELP[fld]}", f"# TYPE {fld} gauge", *lines]
-    return "\n".join(out) + "\n"
+            page += [f"# HELP {fld} {_HELP[fld]}", f"# TYPE {fld} gauge", *lines]
+    answer = {"status": "success", "data": {"resultType": "matrix", "result": result}}
+    return "\n".join(page) + "\n", json.dumps(answer, separators=(",", ":")) + "\n"
 
 
 def write_demo(folder: str | Path, now: datetime) -> DemoSnapshot:
     """Write ``build_demo(now)`` into ``folder`` (created if needed) as ``cluster.json`` (a
-    ``kind: List``) and the ``*.prom`` scrape; files this function did not write are left alone."""
+    ``kind: List``), the ``*.prom`` scrape and the ``*.range.json`` history; files this function did not write are left alone."""
     snap = build_demo(now)
     root = Path(folder)
     root.mkdir(parents=True, exist_ok=True)
     doc = {"apiVersion": "v1", "kind": "List", "items": snap.objects, "metadata": {"resourceVersion": ""}}
     (root / "cluster.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    for fname, text in snap.prom.items():
+    for fname, text in (snap.prom | snap.ranges).items():
         (root / fname).write_text(text, encoding="utf-8")
     return snap

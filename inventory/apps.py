@@ -13,7 +13,15 @@ class InventoryConfig(AppConfig):
         connection_created.connect(text_json_loader, dispatch_uid="inventory.text_json_loader")
 
     def after_sync(self, cluster, read) -> None:
-        """Store DCGM values from snapshot scrapes (``*.prom``) on the devices."""
+        """Store DCGM values from snapshot scrapes (``*.prom``) on the devices, and the
+        recorded history of its range files (``*.range.json``; a snapshot without them clears
+        what an earlier one recorded)."""
+        from .models import SourceKind
+
+        if read.ranges or cluster.source_kind == SourceKind.SNAPSHOT:
+            from .telemetry import store_ranges
+
+            store_ranges(cluster, read.ranges)
         if read.prom:
             from .telemetry import store_scrapes
 

@@ -2,7 +2,8 @@
 
 Pure: no Django. A snapshot is a file or a folder of files holding multi-document YAML,
 JSON, ``kind: List`` wrappers, any mix of kinds. Folders may also hold DCGM exporter
-scrapes (``*.prom``, Prometheus text format), kept as text for the telemetry join.
+scrapes (``*.prom``, Prometheus text format), kept as text for the telemetry join, and recorded
+DCGM history (``*.range.json``, Prometheus range-query answers, read by ``telemetry_range``).
 
 Everything read here is untrusted text from a cluster or an incident bundle: nothing is
 evaluated, YAML is loaded with the safe loader, and a malformed document is reported with
@@ -13,7 +14,8 @@ Bounds (each breach is one problem of its file, the other files load): a file ov
 deeper than ``jsonlist.MAX_DEPTH`` is refused; YAML aliases (``*name``) are refused, since
 ``kubectl`` never writes anchors and an alias is how a few hundred bytes expand into gigabytes
 (libyaml itself stops at 1,000 levels of nesting). The same uid twice is a problem too
-(the first copy is the one kept).
+(the first copy is the one kept). A range file over ``telemetry_range.MAX_FILE_BYTES`` is not
+read, and its series and points are bounded there.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from . import jsonlist
+from . import jsonlist, telemetry_range
 from .parse import identity
 from .readitem import ReadItem
 
@@ -84,6 +86,8 @@ class SnapshotLoad:
 
     ``objects``: raw Kubernetes objects (dicts) in file order, ``List`` wrappers unrolled.
     ``prom``: file name -> text of each ``*.prom`` scrape.
+    ``ranges``: file name -> DCGM series of each ``*.range.json`` file
+    (``[(labels incl. __name__, [(unix_s, value), ...])]``, ``telemetry_range``).
     ``errors``: one message per malformed document (file and reason); loading goes on.
     ``files``: the files read, in order.
     ``first_seen``: (kind, uid) -> the file that held it first (duplicates are reported).
@@ -91,6 +95,7 @@ class SnapshotLoad:
 
     objects: list[dict[str, Any]] = field(default_factory=list)
     prom: dict[str, str] = field(default_factory=dict)
+    ranges: dict[str, telemetry_range.Series] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     first_seen: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
@@ -245,6 +250,10 @@ def _file_items(path: Path, out: SnapshotLoad) -> Iterator[ReadItem]:
     out.files.append(str(path))
     try:
         size = path.stat().st_size
+        if telemetry_range.is_range_file(path.name) and size > telemetry_range.MAX_FILE_BYTES:
+            out.errors.append(f"{path.name}: range file is {size:,} bytes, over the "
+                              f"{telemetry_range.MAX_FILE_BYTES:,}-byte limit; not read")
+            return
         if size > MAX_FILE_BYTES:
             out.errors.append(f"{path.name}: file is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit; not read")
             return
@@ -254,6 +263,12 @@ def _file_items(path: Path, out: SnapshotLoad) -> Iterator[ReadItem]:
         return
     if not data.strip():
         out.errors.append(f"{path.name}: file is empty")
+        return
+    if telemetry_range.is_range_file(path.name):
+        recorded = telemetry_range.parse_range_result(data, path.name)
+        out.errors.extend(recorded.problems)
+        if recorded.series or not recorded.problems:
+            out.ranges[path.name] = recorded.series
         return
     if path.suffix == ".json":
         yield from _json_items(data, path.name, out)
@@ -288,7 +303,7 @@ def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem]:
     ``out.objects`` is left alone, so memory holds one file's bytes plus what the caller
     keeps. An object whose (kind, uid) came before is a problem and is not yielded again.
     Raises ``SnapshotError`` when the path does not exist, or (once the walk ends)
-    when it held no readable object or scrape at all.
+    when it held no readable object, scrape or range file at all.
     """
     root = Path(path)
     found = False
@@ -306,7 +321,7 @@ def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem]:
                 continue
             out.first_seen[key] = name
             yield item
-    if not found and not out.prom:
+    if not found and not out.prom and not out.ranges:
         names = ", ".join(Path(f).name for f in out.files[:3]) + (" ..." if len(out.files) > 3 else "")
         reason = "; ".join(out.errors[:3]) or (f"{names} hold no object" if out.files else
                                                "no .yaml, .yml, .json or .prom files")

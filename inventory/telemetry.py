@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from . import parse as dcgm_parse
 from .bulk import update_rows
-from .models import Cluster, Device, SourceKind, UnmatchedSeries
+from .models import Cluster, Device, RecordedSeries, SourceKind, UnmatchedSeries
 from .reconcile import BULK
 
 log = logging.getLogger(__name__)
@@ -84,6 +84,72 @@ def store_scrapes(cluster: Cluster, prom: dict[str, str]) -> dict[str, int]:
 
 
 STALE_AFTER = timedelta(minutes=5)
+#: Recorded series one cluster keeps at most (a 1,000-GPU fleet's seven chart fields).
+MAX_RECORDED_SERIES = 10_000
+
+
+def store_ranges(cluster: Cluster, ranges: dict[str, list]) -> dict[str, int]:
+    """Replace the cluster's recorded DCGM history with the series of a snapshot's
+    ``*.range.json`` files (``SnapshotLoad.ranges``: file name -> ``[(labels, points)]``).
+
+    A snapshot without range files clears what an earlier one recorded. Series beyond
+    ``MAX_RECORDED_SERIES`` are dropped (counted in ``dropped_series``, logged); series with
+    no points are not stored. Returns ``{"recorded_series": n, "dropped_series": m}``.
+    """
+    from .telemetry_range import to_json_points
+
+    rows = []
+    dropped = 0
+    for name in sorted(ranges):
+        for labels, points in ranges[name]:
+            if not points:
+                continue
+            if len(rows) >= MAX_RECORDED_SERIES:
+                dropped += 1
+                continue
+            uuid = labels.get("UUID") or labels.get("uuid") or ""
+            rows.append(RecordedSeries(
+                cluster=cluster, field=labels.get("__name__", ""), uuid=uuid, labels=dict(labels),
+                points=to_json_points(points), start_s=points[0][0], end_s=points[-1][0], source=name,
+            ))  # fmt: skip
+    if dropped:
+        log.warning("%s: %d recorded series over the limit of %d not stored", cluster.name, dropped, MAX_RECORDED_SERIES)
+    with transaction.atomic():
+        RecordedSeries.objects.filter(cluster=cluster).delete()
+        RecordedSeries.objects.bulk_create(rows, batch_size=BULK)
+    return {"recorded_series": len(rows), "dropped_series": dropped}
+
+
+def recorded_end(cluster: Cluster) -> datetime | None:
+    """Time of the newest recorded point of the cluster (``RecordedSeries.end_s``), None when
+    it has no recorded history. One query. A chart of a snapshot cluster ends here by default,
+    so recorded history shows whatever the clock says now."""
+    from django.db.models import Max
+
+    end = RecordedSeries.objects.filter(cluster=cluster).aggregate(m=Max("end_s"))["m"]
+    return datetime.fromtimestamp(end, tz=UTC) if end is not None else None
+
+
+def has_history(cluster: Cluster) -> bool:
+    """Can this cluster's devices be charted: a Prometheus is configured, or a snapshot brought
+    recorded series. At most one query (none for a polled cluster)."""
+    return bool(prometheus_url_for(cluster)) or RecordedSeries.objects.filter(cluster=cluster).exists()
+
+
+def recorded_series(cluster: Cluster, uuids: list[str], fields, start: datetime, end: datetime):
+    """Recorded series of ``fields`` for the GPUs ``uuids`` (``UUID`` label), cut to
+    ``[start, end]``: ``[(labels incl. __name__, [(unix_s, value), ...])]`` like
+    ``prometheus.range_series``. Series with no point in the window are left out. One query."""
+    from .telemetry_range import from_json_points, window
+
+    lo, hi = start.timestamp(), end.timestamp()
+    qs = RecordedSeries.objects.filter(cluster=cluster, uuid__in=uuids, field__in=list(fields), start_s__lte=hi, end_s__gte=lo)
+    out = []
+    for row in qs.order_by("pk").only("labels", "points"):
+        points = window(from_json_points(row.points), lo, hi)
+        if points:
+            out.append((dict(row.labels), points))
+    return out
 
 
 def prometheus_url_for(cluster: Cluster) -> str:
@@ -194,17 +260,22 @@ def gpu_neighbours(devices: list[Device]) -> list[Device]:
 def device_history(device: Device, neighbours: list[Device], start: datetime, end: datetime, step: int):
     """Range series of ``charts.CHART_FIELDS`` for one device, narrowed by the join.
 
-    History is read from Prometheus on demand and never stored. The query selects the physical
-    GPU's ``UUID`` (the parent for MIG instances); the join then keeps this device's series.
-    Raises ``MetricsUnavailable`` (also when no Prometheus is configured).
+    History is read from Prometheus on demand and never stored; a cluster without a Prometheus
+    reads the series its snapshot recorded (``recorded_series``) instead. The query selects
+    the physical GPU's ``UUID`` (the parent for MIG instances); the join then keeps this
+    device's series. Raises ``MetricsUnavailable`` (also when there is neither a Prometheus
+    nor recorded history).
     """
     from . import charts
     from .prometheus import MetricsUnavailable, fields_selector, range_series
 
     url = prometheus_url_for(device.cluster)
-    if not url:
-        raise MetricsUnavailable("no Prometheus configured for this cluster")
     gpu = device.parent_uuid or device.uuid
+    if not url:
+        if not RecordedSeries.objects.filter(cluster=device.cluster).exists():
+            raise MetricsUnavailable("no Prometheus configured for this cluster, and its snapshot recorded no history")
+        series = recorded_series(device.cluster, [gpu], charts.CHART_FIELDS, start, end) if gpu else []
+        return charts.series_for_device(series, join_device(device), [join_device(n) for n in neighbours])
     if not gpu:
         return []
     promql = fields_selector(charts.CHART_FIELDS, {"UUID": gpu})
@@ -225,15 +296,18 @@ def node_history(cluster: Cluster, devices: list[Device], start: datetime, end: 
     escaped), so the cost does not grow with queries per device; callers cap the GPUs at
     ``charts.NODE_CHART_GPUS``. Returns ``[]`` without asking when no device has a UUID. Series
     are returned as Prometheus sent them: ``charts.node_figure`` attributes them to devices.
-    Raises ``MetricsUnavailable`` (also when no Prometheus is configured).
+    A cluster without a Prometheus reads its recorded series (``recorded_series``).
+    Raises ``MetricsUnavailable`` (also when there is neither a Prometheus nor recorded history).
     """
     from . import charts
     from .prometheus import MetricsUnavailable, fields_selector_any, range_series
 
     url = prometheus_url_for(cluster)
-    if not url:
-        raise MetricsUnavailable("no Prometheus configured for this cluster")
     uuids = gpu_uuids(devices)
+    if not url:
+        if not RecordedSeries.objects.filter(cluster=cluster).exists():
+            raise MetricsUnavailable("no Prometheus configured for this cluster, and its snapshot recorded no history")
+        return recorded_series(cluster, uuids, charts.NODE_FIELDS, start, end) if uuids else []
     if not uuids:
         return []
     promql = fields_selector_any(charts.NODE_FIELDS, "UUID", uuids)

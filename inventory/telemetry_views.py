@@ -38,10 +38,12 @@ from .telemetry import (
     device_history,
     gpu_neighbours,
     gpu_uuids,
+    has_history,
     join_device,
     metrics_state,
     node_history,
     prometheus_url_for,
+    recorded_end,
 )
 
 HEATMAP_NODES_PER_PAGE = 100
@@ -50,16 +52,26 @@ LIST_LIMIT = 500
 IDLE_DEFAULT_WINDOW = "24h"
 
 
-def _end(request) -> datetime:
-    """``?end=`` as an aware datetime (naive = UTC), default now. Bad values fall back to now."""
+def _end(request, default: datetime | None = None) -> datetime:
+    """``?end=`` as an aware datetime (naive = UTC), else ``default``, else now. Bad values
+    fall back the same way."""
     raw = request.GET.get("end", "")
     if raw:
         try:
             t = datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "+"))
         except ValueError:
-            return timezone.now()
+            return default or timezone.now()
         return t if t.tzinfo else t.replace(tzinfo=UTC)
-    return timezone.now()
+    return default or timezone.now()
+
+
+def _chart_end(request, cluster: Cluster) -> datetime:
+    """End of a chart window: ``?end=``; for a cluster charted from its snapshot's recorded
+    history (no Prometheus), the newest recorded point, so the chart shows the recording
+    however long ago it was made; else now."""
+    if request.GET.get("end") or prometheus_url_for(cluster):
+        return _end(request)
+    return _end(request, recorded_end(cluster))
 
 
 def _number(request, name: str, default: float, lo: float, hi: float) -> float:
@@ -118,6 +130,7 @@ def device_panel(request, pk: int):
     window, _ = charts.window_seconds(request.GET.get("window"))
     ctx = {
         "device": device, "states": [state], "state": state, "values": value_rows(device.metrics),
+        "charted": state.polled or has_history(device.cluster), "recorded": not state.polled,
         "window": window, "windows": list(charts.WINDOWS), "end": request.GET.get("end", ""),
     }  # fmt: skip
     return render(request, partial_template(request, "telemetry/device.html", "panel"), ctx)
@@ -125,7 +138,7 @@ def device_panel(request, pk: int):
 
 def _device_figure(request, device: Device):
     window, window_s = charts.window_seconds(request.GET.get("window"))
-    end = _end(request)
+    end = _chart_end(request, device.cluster)
     start = end - timedelta(seconds=window_s)
     neighbours = gpu_neighbours([device])
     series = device_history(device, neighbours, start, end, charts.step_seconds(window_s))
@@ -136,7 +149,7 @@ def _device_figure(request, device: Device):
 def device_chart(request, pk: int):
     """HTML fragment: the figure as JSON for ``static/js/telemetry.js``, or why there is none."""
     device = _device(pk)
-    ctx: dict[str, Any] = {"device": device, "error": "", "figure": None}
+    ctx: dict[str, Any] = {"device": device, "error": "", "figure": None, "recorded": not prometheus_url_for(device.cluster)}
     try:
         fig, series, ctx["window"] = _device_figure(request, device)
         ctx["figure"] = json.loads(fig.to_json())  # plain JSON types for json_script
@@ -206,6 +219,7 @@ def node_panel(request, cluster_name: str, name: str):
     window, _ = charts.window_seconds(request.GET.get("window"))
     ctx = {
         "node": node, "gpus": _arrange(devices), "states": [state], "state": state,
+        "charted": state.polled or has_history(node.cluster), "recorded": not state.polled,
         "window": window, "windows": list(charts.WINDOWS), "end": request.GET.get("end", ""),
     }  # fmt: skip
     return render(request, partial_template(request, "telemetry/node.html", "panel"), ctx)
@@ -233,7 +247,7 @@ def chart_devices(devices: list[Device], limit: int | None = None) -> tuple[list
 
 def _node_figure(request, node: Node, devices: list[Device]):
     window, window_s = charts.window_seconds(request.GET.get("window"))
-    end = _end(request)
+    end = _chart_end(request, node.cluster)
     start = end - timedelta(seconds=window_s)
     shown, total = chart_devices(devices)
     series = node_history(node.cluster, shown, start, end, charts.step_seconds(window_s))
@@ -246,7 +260,9 @@ def node_chart(request, cluster_name: str, name: str):
     """HTML fragment: utilization and power of the node's GPUs over a window, one line per
     GPU or MIG instance, from ONE Prometheus range query; or why there is no chart."""
     node, devices = _node_and_devices(cluster_name, name)
-    ctx: dict[str, Any] = {"node": node, "error": "", "figure": None, "limit": charts.NODE_CHART_GPUS}
+    ctx: dict[str, Any] = {
+        "node": node, "error": "", "figure": None, "limit": charts.NODE_CHART_GPUS, "recorded": not prometheus_url_for(node.cluster),
+    }  # fmt: skip
     try:
         fig, ctx["window"], ctx["gpus_shown"], ctx["gpus_total"] = _node_figure(request, node, devices)
         ctx["figure"] = json.loads(fig.to_json())  # plain JSON types for json_script

@@ -41,3 +41,18 @@ def h100_scrape_folder(folder: Path) -> Path:
 #: header shows (e.g. the stuck-claims badge). Partials (htmx requests) cost only session + user.
 PAGE_CHROME = 4
 PARTIAL_CHROME = 2
+
+
+def h200_range_answer(fields: tuple[str, ...] | None = None) -> dict:
+    """The real H200 NVML trace as the answer Prometheus's ``/api/v1/query_range`` gives for
+    its DCGM fields: the same series, labels and times as the backfilled ``h200-nvml-load.om``
+    (``build_fixtures.h200_families``), values as strings, one series per field."""
+    from tests.fixtures.prometheus.build_fixtures import h200_families
+
+    result = []
+    for name, rows in sorted(h200_families().items()):
+        if fields is not None and name not in fields:
+            continue
+        labels = rows[0][0]
+        result.append({"metric": {"__name__": name, **labels}, "values": [[t, repr(v)] for _, v, t in sorted(rows, key=lambda r: r[2])]})
+    return {"status": "success", "data": {"resultType": "matrix", "result": result}}

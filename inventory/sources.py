@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from . import jsonlist
 from .kinds import BY_KIND, KINDS, KindSpec
+from .kubehttp import KubeAPIError, KubeHTTP, KubeHTTPError, RetryPolicy
 from .normalize import normalize
 from .readitem import ReadItem
 from .snapshot import SnapshotError, SnapshotLoad, iter_snapshot, snapshot_files
@@ -40,6 +41,10 @@ class ReadResult:
     ``skipped``: kind -> count of objects of kinds this product does not keep.
     ``errors``: one message per failed page or malformed object.
     ``prom``: DCGM exporter scrapes (file name -> Prometheus text), snapshots only.
+    ``delta_kinds``: kinds read as watch deltas (``inventory.watch``): only what changed, so
+    never complete; ``deleted``: kind -> uids the API server reported deleted (the reconcile
+    deletes these, after a read without errors); ``cursors``: list key ->
+    ``watch.CursorUpdate``, where each list got to.
     ``ranges``: recorded DCGM history (``*.range.json`` file name -> series), snapshots only.
     """
 
@@ -50,6 +55,9 @@ class ReadResult:
     errors: list[str] = field(default_factory=list)
     prom: dict[str, str] = field(default_factory=dict)
     ranges: dict[str, list[Any]] = field(default_factory=dict)
+    delta_kinds: set[str] = field(default_factory=set)
+    deleted: dict[str, set[str]] = field(default_factory=dict)
+    cursors: dict[str, Any] = field(default_factory=dict)
     server_version: str = ""
     payload_bytes: int = 0
     # Set by the sync: did reconciling this read create, update or delete anything?
@@ -117,8 +125,32 @@ def _with_namespace(obj: dict[str, Any]) -> dict[str, Any]:
     return normalize(obj)
 
 
+def connect(*, kubeconfig: str | None = None, context: str | None = None, in_cluster: bool = False) -> tuple[Any, str]:
+    """(a configured ``kubernetes.client.ApiClient``, a description of where it points).
+
+    Credentials come from the kubeconfig (``context`` or its current one) or the pod's
+    service account. Raises ``SourceError`` when they cannot be loaded."""
+    from kubernetes import client, config
+
+    cfg = client.Configuration()
+    try:
+        if in_cluster:
+            config.load_incluster_config(client_configuration=cfg)
+            description = "in-cluster"
+        else:
+            config.load_kube_config(config_file=kubeconfig or None, context=context or None, client_configuration=cfg)
+            description = f"kubeconfig:{kubeconfig or '~/.kube/config'}" + (f"@{context}" if context else "")
+    except (config.ConfigException, OSError, TypeError, ValueError) as exc:
+        raise SourceError(f"cannot load cluster credentials: {exc}") from exc
+    cfg.retries = 0  # retries are inventory.kubehttp's, with backoff and a deadline
+    cfg.connection_pool_maxsize = 32  # a poll runs its watches at once, one connection each
+    return client.ApiClient(cfg), description
+
+
 class LiveSource:
-    """A live API server through the official ``kubernetes`` client, reading raw JSON.
+    """A live API server, every list read in full (no watch, no selectors: ``inventory.watch``
+    reads deltas), as raw JSON through ``inventory.kubehttp`` (retries, one deadline per
+    request, the server's own message on 401/403).
 
     Lists are paged with ``limit``/``continue`` (stack-notes: the typed models are slow,
     memory-hungry and drop unknown fields). For DRA kinds the first served version of
@@ -134,58 +166,19 @@ class LiveSource:
         page_size: int = 500,
         timeout: float = 30.0,
         kinds: tuple[KindSpec, ...] = KINDS,
+        retry: RetryPolicy | None = None,
     ) -> None:
-        from kubernetes import client, config
-
-        cfg = client.Configuration()
-        try:
-            if in_cluster:
-                config.load_incluster_config(client_configuration=cfg)
-                self.description = "in-cluster"
-            else:
-                config.load_kube_config(
-                    config_file=kubeconfig or None, context=context or None, client_configuration=cfg
-                )
-                self.description = f"kubeconfig:{kubeconfig or '~/.kube/config'}" + (
-                    f"@{context}" if context else ""
-                )
-        except (config.ConfigException, OSError, TypeError, ValueError) as exc:
-            raise SourceError(f"cannot load cluster credentials: {exc}") from exc
-        cfg.retries = 0
-        self.api = client.ApiClient(cfg)
+        self.api, self.description = connect(kubeconfig=kubeconfig, context=context, in_cluster=in_cluster)
+        self.http = KubeHTTP(self.api, timeout=timeout, retry=retry or RetryPolicy(total=2 * timeout))
         self.page_size = page_size
         self.timeout = timeout
         self.kinds = kinds
-
-    def _get(self, path: str, query: list[tuple[str, Any]]) -> bytes:
-        """The response body of GET ``path``; raises ``ApiException`` for HTTP errors and
-        ``SourceError`` when the server cannot be reached."""
-        from kubernetes.client.exceptions import ApiException
-
-        try:
-            method, url, headers, _body, _post = self.api.param_serialize(
-                "GET",
-                path,
-                query_params=query,
-                header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"],
-            )
-            resp = self.api.call_api(method, url, header_params=headers, _request_timeout=self.timeout)
-            status = resp.status
-            data = resp.read()
-        except Exception as exc:  # urllib3 errors: connection refused, timeouts, TLS
-            raise SourceError(f"GET {path}: {type(exc).__name__}: {exc}") from exc
-        if status >= 400:
-            raise ApiException(status=status, reason=getattr(resp, "reason", "") or "error")
-        return data
 
     def _list(self, spec: KindSpec, version: str, out: ReadResult) -> Iterator[ReadItem]:
         """Yield every object of one kind and version, page by page (one page in memory).
 
         A 410 on a continue token (its resourceVersion expired) relists from the start once;
         objects yielded before are yielded again, which the sync's reconcile by uid absorbs."""
-        from kubernetes.client.exceptions import ApiException
-
         api_version = f"{spec.group}/{version}" if spec.group else version
         namespaces: tuple[str | None, ...] = spec.namespaces or (None,)
         for ns in namespaces:
@@ -197,8 +190,8 @@ class LiveSource:
                 if token:
                     query.append(("continue", token))
                 try:
-                    body = self._get(path, query)
-                except ApiException as exc:
+                    body = self.http.get(path, query, verb="list")
+                except KubeAPIError as exc:
                     if exc.status == 410 and token and not relisted:
                         token, relisted = None, True
                         continue
@@ -223,35 +216,31 @@ class LiveSource:
     def read(self) -> ReadResult:
         """Ask ``/version`` now (a dead or refusing server fails here, before any sync work);
         the lists are read lazily while the sync consumes ``ReadResult.items()``."""
-        from kubernetes.client.exceptions import ApiException
-
         out = ReadResult()
         try:
-            version = json.loads(self._get("/version", []))  # small: the standard decoder
+            version = json.loads(self.http.get("/version"))  # small: the standard decoder
             out.server_version = str(version.get("gitVersion", "")) if isinstance(version, dict) else ""
-        except ApiException as exc:
-            raise SourceError(f"API server refused /version: {exc.status} {exc.reason}") from exc
+        except KubeHTTPError as exc:
+            raise SourceError(f"API server refused or did not answer /version: {exc.message}") from exc
         except ValueError as exc:
             raise SourceError(f"GET /version: response is not JSON ({exc})") from exc
         out.stream = self._stream(out)
         return out
 
     def _stream(self, out: ReadResult) -> Iterator[ReadItem]:
-        from kubernetes.client.exceptions import ApiException
-
         for spec in self.kinds:
             missing = 0
             for version in spec.versions:
                 try:
                     yield from self._list(spec, version, out)
-                except ApiException as exc:
+                except KubeAPIError as exc:
                     if exc.status == 404:
                         missing += 1
                         continue
-                    out.errors.append(f"list {spec.kind} ({version}): HTTP {exc.status} {exc.reason}")
+                    out.errors.append(f"list {spec.kind} ({version}): {exc.message}")
                     break
-                except SourceError as exc:
-                    out.errors.append(f"list {spec.kind} ({version}): {exc}")
+                except (KubeHTTPError, SourceError) as exc:
+                    out.errors.append(f"list {spec.kind} ({version}): {getattr(exc, 'message', exc)}")
                     break
                 out.complete_kinds.add(spec.kind)
                 break

@@ -62,10 +62,20 @@ def iter_cluster_texts(cluster: Cluster, kinds: Collection[str] | None = None) -
 
 
 def load_model(cluster: Cluster) -> ClusterModel:
-    """The cluster model of ``cluster`` from its stored objects: each raw object read once,
+    """The cluster model of ``cluster``, what a process holding none reads (a fresh process,
+    or another process synced the cluster since): the records its last sync stored
+    (``stored_model``) when they describe its current state, else ``parse_stored_model``."""
+    from . import stored_model
+
+    basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+    stored = stored_model.load(cluster.pk, basis)
+    return stored if stored is not None else parse_stored_model(cluster)
+
+
+def parse_stored_model(cluster: Cluster) -> ClusterModel:
+    """The cluster model made from ``cluster``'s stored objects: each raw object read once,
     in chunks, and parsed once (``records.parse_json``); for a snapshot cluster each object's
-    newest timestamp too. What a worker does when it holds no current model of the cluster
-    (a fresh process, or another process synced it since)."""
+    newest timestamp too."""
     from django.db.models import TextField
     from django.db.models.functions import Cast
 

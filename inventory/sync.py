@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from django.db import transaction
 from django.utils import timezone
 
-from . import exports, queries
+from . import exports, queries, stored_model
 from .bulk import DeferredInserts
 from .model import ClusterModel
 from .models import Cluster, SyncRun, SyncStatus
@@ -72,11 +72,13 @@ class ModelAfterSync:
     def __init__(self, cluster: Cluster, rec: Reconcile) -> None:
         self.cluster = cluster
         self.decoded = rec.decoded
+        self.changes = rec.changes
         self.model: ClusterModel | None = None
-        basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+        # The cluster's state before this sync (its _finish moves data_changed_at).
+        self.basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
         with _models_lock:
             cached = _models.pop(cluster.pk, None)
-        if cached is not None and cached[0] == basis:
+        if cached is not None and cached[0] == self.basis:
             cached[1].apply(rec.decoded, rec.changes.deleted)
             self.model = cached[1]
 
@@ -85,10 +87,21 @@ class ModelAfterSync:
             fresh = ClusterModel()
             fresh.apply(self.decoded, {})
             if not (fresh.count() == len(self.decoded) == exports.stored_object_count(self.cluster)):
-                fresh = exports.load_model(self.cluster)
+                # The stored model of the state before this sync, with its changes; else parse.
+                fresh = stored_model.load(self.cluster.pk, self.basis)
+                if fresh is not None:
+                    fresh.apply(self.decoded, self.changes.deleted)
+                else:
+                    fresh = exports.parse_stored_model(self.cluster)
             self.model = fresh
         self.decoded = []  # the records live on in the model
         return self.model
+
+    def store(self, new_basis) -> str:
+        """Inside the sync's transaction, after its outcome: the stored model follows
+        (``stored_model.record_sync``)."""
+        return stored_model.record_sync(self.cluster.pk, previous_basis=self.basis, new_basis=new_basis,
+                                        changes=self.changes, model=self.model, upserts=self.decoded)
 
     def keep(self) -> None:
         """After the sync committed: keep the model (if one was made) for the next sync."""
@@ -226,6 +239,8 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
             elif failed_analyses:
                 run.error = f"inventory stored; {len(failed_analyses)} analysis(es) failed and will run again. First: {failed_analyses[0]}"
             _finish(cluster, run, t0, changed)
+            if changed:
+                read.model.store(cluster.data_changed_at)
     except SourceError as exc:
         run.status = SyncStatus.FAILED
         run.error = str(exc)

@@ -1,6 +1,7 @@
 """The cluster model a worker keeps (every record of a cluster, by kind and uid) follows each
 sync's changes: after creates, updates and deletes it equals the model read back from the
-stored objects, the next sync in the same process reads nothing back, and a sync that failed
+stored objects, the next sync in the same process reads nothing back (neither the stored objects nor the
+stored model), and a sync that failed
 leaves no trace in it."""
 
 from __future__ import annotations
@@ -61,12 +62,16 @@ def test_the_kept_model_equals_the_stored_cluster_after_each_change(tmp_path, ob
 
     assert sync_snapshot(write_list(tmp_path / "v1.json", objects), "model").status == "ok"
     cluster = Cluster.objects.get(name="model")
-    assert _as_dict(_cached(cluster)) == _as_dict(exports.load_model(cluster))
+    assert _as_dict(_cached(cluster)) == _as_dict(exports.parse_stored_model(cluster))
     assert _cached(cluster).newest_timestamp() is not None
 
+    from inventory import stored_model
+
     reads = []
-    real = exports.load_model
-    monkeypatch.setattr(exports, "load_model", lambda c: reads.append(c) or real(c))
+    real = exports.parse_stored_model
+    monkeypatch.setattr(exports, "parse_stored_model", lambda c: reads.append(c) or real(c))
+    real_load = stored_model.load
+    monkeypatch.setattr(stored_model, "load", lambda *a: reads.append(a) or real_load(*a))
     run = sync_snapshot(write_list(tmp_path / "v2.json", _changed(objects)), "model")
     assert run.status == "ok"
     assert {k: v for k, v in run.counts["Pod"].items() if k in ("created", "deleted")} == {"created": 1, "deleted": 1}
@@ -86,7 +91,7 @@ def test_a_model_another_process_made_stale_is_read_back(tmp_path, objects, sync
     Pod.objects.filter(cluster=cluster).order_by("pk").first().delete()
     Cluster.objects.filter(pk=cluster.pk).update(data_changed_at=timezone.now(), analyzed_at=None)
     sync_snapshot(write_list(tmp_path / "v1.json", objects), "model")
-    assert _as_dict(_cached(cluster)) == _as_dict(exports.load_model(cluster))
+    assert _as_dict(_cached(cluster)) == _as_dict(exports.parse_stored_model(cluster))
 
 
 @pytest.mark.parametrize("where", ["reconcile", "after_analyses"])
@@ -115,6 +120,6 @@ def test_a_failed_sync_leaves_no_trace_in_the_kept_model(tmp_path, objects, sync
         monkeypatch.setattr(sync, "_finish", crash)
     assert sync_snapshot(write_list(tmp_path / "v2.json", _changed(objects)), "model").status == "failed"
     monkeypatch.undo()
-    assert before == _as_dict(exports.load_model(cluster))  # rolled back
+    assert before == _as_dict(exports.parse_stored_model(cluster))  # rolled back
     if cluster.pk in sync._models:  # kept only when it still matches the stored cluster
         assert _as_dict(_cached(cluster)) == before

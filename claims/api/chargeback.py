@@ -39,14 +39,14 @@ class ChargebackView(APIView):
             OpenApiParameter("until", OpenApiTypes.STR, description="window end, ISO 8601 (default now, a snapshot cluster's time)"),
             OpenApiParameter("window", OpenApiTypes.STR, enum=list(WINDOWS), description=f"length when since is not given (default {DEFAULT_WINDOW})"),
         ],
-        responses=ChargebackSerializer,
+        responses={200: ChargebackSerializer, 400: OpenApiTypes.OBJECT},
     )
     def get(self, request, format=None):
         name = request.query_params.get("cluster") or ""
         clusters = list(Cluster.objects.filter(name=name)) if name else list(Cluster.objects.all())
         if name and not clusters:
             raise ValidationError({"cluster": [f"No stored cluster named {name!r}."]})
-        preset = request.query_params.get("window") or DEFAULT_WINDOW
+        preset = request.query_params.get("window", DEFAULT_WINDOW)
         if preset not in WINDOWS:
             raise ValidationError({"window": [f"One of {', '.join(WINDOWS)}."]})
         try:

@@ -11,7 +11,8 @@ from inventory.models import Cluster
 class ChargebackHolding(models.Model):
     """One device one claim held, as the syncs saw it (``claims.chargeback_data.record_holdings``).
 
-    ``start``: ``status.allocation.allocationTimestamp`` (else the first sync that saw it).
+    ``start``: ``status.allocation.allocationTimestamp`` (else the claim's creation, else the
+    first sync that saw it).
     ``last_seen``: the latest sync that saw the claim hold the device. ``end``: None while
     held; when a sync no longer sees it (claim deleted or deallocated, another device) it is
     ``last_seen``: the last time it was seen allocated. ``share``: whole-GPU equivalents

@@ -332,7 +332,7 @@ def _visible(device: Device, expr: str) -> tuple[Any, ...] | None:
     names = _readable_names(expr, (expr,), tuple(device.attributes), tuple(device.capacity))
     if names is None:
         return None
-    return _facts(device, names, bool(getattr(device, "allow_multiple_allocations", False)))
+    return _facts(device, names, device.allow_multiple_allocations)
 
 
 def _evaluate_one(device: Device, expr: str, activation: dict[str, Any]) -> tuple[bool, str | None]:
@@ -364,7 +364,7 @@ def evaluate_device(device: Device, expressions: Sequence[str]) -> MatchResult:
         return MatchResult(True)
     activation: dict[str, Any] | None = None
     akeys, ckeys = tuple(device.attributes), tuple(device.capacity)
-    allow_multi = bool(getattr(device, "allow_multiple_allocations", False))
+    allow_multi = device.allow_multiple_allocations
     for expr in expressions:
         if _SPENT and expr in _SPENT:
             raise _SPENT[expr]
@@ -424,7 +424,7 @@ def classes_matching(device: Device, device_classes: Mapping[str, Sequence[str]]
             tuple(device.capacity),
         )
         if names is not None:
-            key = (sig, _facts(device, names, bool(getattr(device, "allow_multiple_allocations", False))))
+            key = (sig, _facts(device, names, device.allow_multiple_allocations))
             hit = _CLASS_MEMO.get(key)
             if hit is not None:
                 return list(hit)

@@ -348,7 +348,7 @@ def device_variable(device: Device) -> celtypes.MapType:
         q = parse_quantity(text)
         if q is not None:
             caps.setdefault(domain, {})[celtypes.StringType(short)] = Quantity(q)
-    allow_multi = bool(getattr(device, "allow_multiple_allocations", False))
+    allow_multi = device.allow_multiple_allocations
     return celtypes.MapType(
         {
             celtypes.StringType("driver"): celtypes.StringType(device.driver),

@@ -99,7 +99,7 @@ def allocated_devices(state: ClusterState, exclude: ResourceClaim | None = None)
         if exclude is not None and (c.namespace, c.name) == (exclude.namespace, exclude.name):
             continue
         for r in c.results:
-            if admin_access_request(c, r.request):
+            if r.admin_access or admin_access_request(c, r.request):
                 continue
             used[r.device_key].append(c)
     return used

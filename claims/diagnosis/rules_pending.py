@@ -60,6 +60,10 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
         category = _VERDICT_CATEGORY.get(feas.verdict)
         if category is None:
             continue
+        if category == "no_matching_device" and any(r.errors for r in feas.requests if not r.matching):
+            # A selector failed at run time: the scheduler aborts the allocation on that error,
+            # so selector_invalid owns the claim, not "nothing matches".
+            continue
         if (
             category == "no_matching_device"
             and gaps

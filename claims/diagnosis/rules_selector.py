@@ -78,7 +78,8 @@ def rule_selector_invalid(ctx: Context) -> Iterator[Finding]:
             severity = "warning"
         else:
             summary = (
-                f"Claim {who}: its selectors fail at run time on {len(runtime)} published device(s)"
+                f"Claim {who}: its selectors fail at run time on"
+                f" {'at least ' if len(runtime) >= 5 else ''}{len(runtime)} published device(s)"
                 f" (first: {runtime[0]}); the scheduler aborts the claim's allocation on such an error{pending_txt}."
             )
             action = (

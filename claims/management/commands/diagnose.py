@@ -1,7 +1,8 @@
 """``manage.py diagnose``: run the stuck-claim diagnosis on a snapshot or a stored cluster.
 
 ``--snapshot PATH`` evaluates the files in memory (no database): ``inventory.snapshot.load_path``
--> ``ClusterState`` -> ``diagnose``. ``now`` defaults to the newest timestamp in the snapshot.
+-> ``ClusterState`` -> ``diagnose``. ``now`` defaults to the newest timestamp in the snapshot, and for a snapshot with no timestamp at
+all to the current time (the output says so).
 ``--cluster NAME`` reads the stored objects of a synced cluster (``claims.store.diagnose_cluster``):
 ``now`` is the clock for a live cluster, the newest stored timestamp for a snapshot cluster;
 thresholds come from the ``DIAGNOSIS_*_SECONDS`` settings. Nothing is written.
@@ -10,7 +11,8 @@ thresholds come from the ``DIAGNOSIS_*_SECONDS`` settings. Nothing is written.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +69,16 @@ def diagnose_objects(objects: list[dict[str, Any]], prom: dict[str, str], now: d
 
 
 def run_diagnose(path: str | Path, now: str | datetime | None = None, fmt: str = "text",
-                 thresholds: Thresholds | None = None, failures: list[str] | None = None) -> str:
+                 thresholds: Thresholds | None = None, failures: list[str] | None = None,
+                 notes: list[str] | None = None, clock: Callable[[], datetime] | None = None) -> str:
     """The command's core without Django: load ``path``, diagnose, render. ``failures``, when
     given, receives one line per diagnosis rule that failed (its findings may be missing).
+
+    ``now``: given, else the newest timestamp in the snapshot, else (a snapshot without any
+    timestamp) the current time from ``clock`` (default: the system clock, UTC). That last
+    choice is said in the output: the text starts with a line naming the time; for JSON,
+    whose document is exactly the findings, the line goes to ``notes`` (the command prints
+    it on stderr).
 
     Raises ``DiagnoseInputError`` on a missing path, a malformed document, an unknown DRA API
     version, or a bad ``now``.
@@ -85,12 +94,25 @@ def run_diagnose(path: str | Path, now: str | datetime | None = None, fmt: str =
     when = now if isinstance(now, datetime) else _parse_now(now)
     if when is None:
         when = parse_time(newest_timestamp(load.objects))
+    note = None
     if when is None:
-        raise DiagnoseInputError("the snapshot has no timestamp; pass --now")
+        when = (clock or _utc_now)()
+        note = (f"Diagnosed at the current time, {when.strftime('%Y-%m-%dT%H:%M:%SZ')}: the snapshot has no"
+                " timestamp (pass --now to choose the moment).")
     findings = diagnose_objects(load.objects, load.prom, when, thresholds)
     if failures is not None:
         failures.extend(f.message() for f in getattr(findings, "failures", ()))
-    return render(findings, fmt)
+    out = render(findings, fmt)
+    if note is not None:
+        if notes is not None:
+            notes.append(note)
+        if fmt == "text":
+            out = note + "\n" + out
+    return out
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class Command(BaseCommand):
@@ -105,7 +127,8 @@ class Command(BaseCommand):
         src = parser.add_mutually_exclusive_group(required=True)
         src.add_argument("--snapshot", help="file or folder of kubectl -o yaml|json output and *.prom scrapes")
         src.add_argument("--cluster", help="name of a synced cluster")
-        parser.add_argument("--now", help="ISO-8601 time to evaluate at (default: newest timestamp in the snapshot)")
+        parser.add_argument("--now", help="ISO-8601 time to evaluate at (default: newest timestamp in the snapshot,"
+                                          " else the current time)")
         parser.add_argument("--format", choices=("text", "json"), default="text")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -114,7 +137,11 @@ class Command(BaseCommand):
             if opts.get("snapshot"):
                 from claims.store import thresholds  # the DIAGNOSIS_*_SECONDS settings
 
-                out = run_diagnose(opts["snapshot"], opts.get("now"), opts["format"], thresholds(), failed)
+                notes: list[str] = []
+                out = run_diagnose(opts["snapshot"], opts.get("now"), opts["format"], thresholds(), failed, notes)
+                if opts["format"] == "json":
+                    for line in notes:  # the JSON document is exactly the findings
+                        self.stderr.write(f"note: {line}")
             else:
                 from claims.store import diagnose_cluster  # lazy: needs the database
                 from inventory.exports import get_cluster

@@ -7,7 +7,11 @@ ClusterRole grants ``get/list/watch`` on exactly these and nothing else).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
+
+from . import jsonlist
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,11 @@ class KindSpec:
     wins). ``optional``: a 404 on every version means "not installed" (e.g. a CRD), which is
     an empty, complete list rather than an error. ``namespaces``: when set, list only in
     these namespaces (ConfigMaps: the GPU stack's own, not every app's).
+    ``field_selectors``: when set, read the kind as one list per selector (the API server
+    accepts no OR in a field selector), e.g. Events about Pods, claims and Nodes only.
+    ``keep``: for what no server-side selector can express, a test of an item's raw JSON
+    bytes, applied before it is decoded (``wanted_pod``); items failing it are skipped.
+    Both apply to the delta reads of ``inventory.watch``; a snapshot keeps what its file holds.
     """
 
     kind: str
@@ -27,6 +36,18 @@ class KindSpec:
     namespaced: bool
     optional: bool = False
     namespaces: tuple[str, ...] = ()
+    field_selectors: tuple[str, ...] = ()
+    keep: Callable[[bytes], bool] | None = None
+
+    def targets(self) -> list[tuple[str, str | None, tuple[tuple[str, str], ...]]]:
+        """The lists a live read of this kind makes: (cursor key, namespace or None, extra
+        query parameters). The key names the list in ``WatchCursor.target``."""
+        out = []
+        for ns in self.namespaces or (None,):
+            for sel in self.field_selectors or (None,):
+                key = self.kind + (f"@{ns}" if ns else "") + (f"?fieldSelector={sel}" if sel else "")
+                out.append((key, ns, (("fieldSelector", sel),) if sel else ()))
+        return out
 
     def path(self, version: str, namespace: str | None = None) -> str:
         base = "/api/" + version if not self.group else f"/apis/{self.group}/{version}"
@@ -39,6 +60,39 @@ DRA = "resource.k8s.io"
 DRA_VERSIONS = ("v1", "v1beta2", "v1beta1")
 GPU_STACK_NAMESPACES = ("gpu-operator", "kube-system", "kueue-system", "nvidia-dra-driver-gpu")
 
+# A pod that uses DRA, or a DRA driver's own pod (runbooks, records.Pod), or the DCGM exporter
+# (readiness): byte markers found in such a pod's JSON.
+POD_MARKERS = (b'"resourceClaims"', b"kubelet-plugin", b"kubeletplugin", b"dcgm-exporter")
+# A request or limit of a GPU resource: the device plugin's nvidia.com/gpu, MIG strategy
+# "mixed" nvidia.com/mig-<profile>, or the extended resource of a DeviceClass, as a JSON key
+# (the name followed by a colon: a toleration or an affinity naming nvidia.com/gpu does not
+# count, every pod on a tainted GPU node has one). A fixed pattern, never built from input.
+GPU_RESOURCE_KEY = re.compile(
+    rb'"(?:nvidia\.com/(?:gpu|mig-[^"\\]{1,63})|deviceclass\.resource\.kubernetes\.io/[^"\\]{1,253})"\s*:'
+)
+# Pods of these namespaces are kept whatever they request: the DRA driver's and the GPU
+# Operator's own (controller, device plugin, validator, toolkit...).
+GPU_POD_NAMESPACES = frozenset({"gpu-operator", "nvidia-gpu-operator", "nvidia-dra-driver-gpu"})
+
+
+def wanted_pod(raw: bytes) -> bool:
+    """Does the dashboard keep this Pod (its raw JSON text, undecoded)?
+
+    No field or label selector says "requests a GPU" or "references a ResourceClaim", so a
+    live read lists every Pod and skips the others before decoding: byte searches for the
+    markers above (C speed; a false match only keeps a pod, it never loses one), else the
+    namespace read by ``jsonlist.head``. The API server writes these names unescaped."""
+    if any(m in raw for m in POD_MARKERS):
+        return True
+    if (b"nvidia.com/" in raw or b"deviceclass.resource.kubernetes.io/" in raw) and GPU_RESOURCE_KEY.search(raw):
+        return True
+    h = jsonlist.head(raw)
+    return h is not None and h.namespace in GPU_POD_NAMESPACES
+
+
+# Events about these kinds only (``involvedObject.kind`` is a field selector of core/v1 Events).
+EVENT_KINDS = ("Pod", "ResourceClaim", "Node")
+
 KINDS: tuple[KindSpec, ...] = (
     KindSpec("Node", "", ("v1",), "nodes", False),
     KindSpec("DeviceClass", DRA, DRA_VERSIONS, "deviceclasses", False),
@@ -47,8 +101,8 @@ KINDS: tuple[KindSpec, ...] = (
     KindSpec("ResourceClaimTemplate", DRA, DRA_VERSIONS, "resourceclaimtemplates", True),
     # DeviceTaintRule: v1 from Kubernetes 1.37 (a server serving only v1 would otherwise read as "none").
     KindSpec("DeviceTaintRule", DRA, ("v1", "v1beta2", "v1alpha3"), "devicetaintrules", False, optional=True),
-    KindSpec("Pod", "", ("v1",), "pods", True),
-    KindSpec("Event", "", ("v1",), "events", True),
+    KindSpec("Pod", "", ("v1",), "pods", True, keep=wanted_pod),
+    KindSpec("Event", "", ("v1",), "events", True, field_selectors=tuple(f"involvedObject.kind={k}" for k in EVENT_KINDS)),
     KindSpec("ConfigMap", "", ("v1",), "configmaps", True, namespaces=GPU_STACK_NAMESPACES),
     KindSpec("DaemonSet", "apps", ("v1",), "daemonsets", True),
     KindSpec("Deployment", "apps", ("v1",), "deployments", True),

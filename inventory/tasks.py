@@ -1,7 +1,12 @@
 """Celery tasks: thin callers of ``inventory.sync.sync_cluster``.
 
 Tasks take ids, never model instances; a dispatcher run by beat enqueues one sync per
-cluster whose own interval has passed, so each cluster syncs on its own schedule.
+cluster whose own interval has passed, so each cluster syncs on its own schedule. A live
+cluster is read as deltas (``inventory.watch``: watches resumed from the stored
+``WatchCursor``s for ``KUBE_WATCH_SECONDS``); the cursors are stored in the sync's own
+transaction. One sync per cluster at a time (``inventory.locks``): the dispatcher never
+queues a sync while one is queued or running, and a sync that finds the cluster busy waits
+``SYNC_LOCK_WAIT_SECONDS`` and then refuses with a message.
 """
 
 from __future__ import annotations
@@ -13,23 +18,86 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from .models import Cluster, SourceKind, SyncRun, SyncStatus
-from .sources import open_source
-from .sync import sync_cluster
+from . import locks
+from .models import Cluster, SourceKind, SyncRun, SyncStatus, WatchCursor
+from .sources import SourceError, connect, open_source
+from .sync import close_dead_runs, sync_cluster
 
 log = logging.getLogger(__name__)
 
 
-def source_for(cluster: Cluster):
-    """The source a Cluster row names (credentials stay in files, never in the database)."""
-    return open_source(
-        cluster.source_kind,
-        snapshot_path=cluster.snapshot_path,
+def _setting(name: str, default):
+    return getattr(settings, name, default)
+
+
+def stored_cursors(cluster: Cluster) -> dict:
+    """list key -> ``watch.Cursor`` as the last good sync stored them."""
+    from .watch import Cursor
+
+    return {t: Cursor(rv, at) for t, rv, at in
+            WatchCursor.objects.filter(cluster=cluster).values_list("target", "resource_version", "listed_at")}
+
+
+def source_for(cluster: Cluster, *, keep_open: bool = False):
+    """The source a Cluster row names (credentials stay in files, never in the database):
+    a snapshot, or a live cluster read as deltas from its stored cursors.
+
+    Settings (seconds unless said): ``KUBE_REQUEST_TIMEOUT`` (one request's overall deadline),
+    ``KUBE_WATCH_SECONDS`` (how long a poll's watches run, default 5), ``KUBE_RELIST_SECONDS``
+    (full relist period, default 3600), ``KUBE_READ_DEADLINE_SECONDS`` (the whole read,
+    default 200, under the task's 240 s soft limit), ``KUBE_RETRY_ATTEMPTS`` (tries per
+    request, default 4), ``KUBE_RETRY_SECONDS`` (retry budget per request, default 60)."""
+    if cluster.source_kind == SourceKind.SNAPSHOT:
+        return open_source(cluster.source_kind, snapshot_path=cluster.snapshot_path)
+    if cluster.source_kind not in (SourceKind.KUBECONFIG, SourceKind.IN_CLUSTER):
+        raise SourceError(f"unknown source kind {cluster.source_kind!r}")
+    from .kubehttp import KubeHTTP, RetryPolicy
+    from .watch import WatchSource
+
+    api, description = connect(
         kubeconfig=cluster.kubeconfig_path or settings.KUBECONFIG,
         context=cluster.kube_context or settings.KUBE_CONTEXT,
-        page_size=settings.KUBE_PAGE_SIZE,
-        timeout=settings.KUBE_REQUEST_TIMEOUT,
+        in_cluster=cluster.source_kind == SourceKind.IN_CLUSTER,
     )
+    retry = RetryPolicy(attempts=int(_setting("KUBE_RETRY_ATTEMPTS", 4)), total=float(_setting("KUBE_RETRY_SECONDS", 60)))
+    http = KubeHTTP(api, timeout=settings.KUBE_REQUEST_TIMEOUT, retry=retry)
+    return WatchSource(
+        http, description=f"watch:{description}", cursors=stored_cursors(cluster), now=timezone.now(),
+        relist_seconds=float(_setting("KUBE_RELIST_SECONDS", 3600)), watch_seconds=float(_setting("KUBE_WATCH_SECONDS", 5)),
+        page_size=settings.KUBE_PAGE_SIZE, deadline_seconds=float(_setting("KUBE_READ_DEADLINE_SECONDS", 200)),
+        keep_open=keep_open,
+    )
+
+
+def store_cursors(cluster: Cluster, read) -> int:
+    """Write where each list of a delta read got to (``ReadResult.cursors``), inside the
+    sync's transaction, by the rule of ``watch.CursorUpdate``: a read with any problem moves
+    only the cursors of lists that brought nothing, so a later sync reads the rest again.
+    Returns the number of cursors written."""
+    cursors = getattr(read, "cursors", None)
+    if not cursors:
+        return 0
+    changes = getattr(read, "changes", None)
+    incomplete = bool(read.errors) or bool(getattr(changes, "incomplete", False))
+    have = {c.target: c for c in WatchCursor.objects.filter(cluster=cluster)}
+    now = getattr(read, "read_at", None) or timezone.now()
+    create, update = [], []
+    for key, up in sorted(cursors.items()):
+        if not up.clean or not up.resource_version or (incomplete and not up.quiet):
+            continue
+        row = have.get(key)
+        if row is None:
+            create.append(WatchCursor(cluster=cluster, target=key, resource_version=up.resource_version,
+                                      listed_at=now if up.listed else None))
+        elif row.resource_version != up.resource_version or up.listed:
+            row.resource_version = up.resource_version
+            if up.listed:
+                row.listed_at = now
+            row.updated_at = timezone.now()
+            update.append(row)
+    WatchCursor.objects.bulk_create(create)
+    WatchCursor.objects.bulk_update(update, ["resource_version", "listed_at", "updated_at"])
+    return len(create) + len(update)
 
 
 def analysis_due(cluster: Cluster, changed: bool, now) -> bool:
@@ -58,6 +126,7 @@ def after_read_hooks(cluster, read) -> list[str]:
     from django.apps import apps
     from django.db import transaction
 
+    store_cursors(cluster, read)  # with the data they describe, in the same transaction
     now = timezone.now()
     due = analysis_due(cluster, getattr(read, "changed", True), now)
     # Never analysed, or time alone may have moved the answer: every analysis runs.
@@ -90,17 +159,29 @@ def after_read_hooks(cluster, read) -> list[str]:
     return failed
 
 
-def run_sync(cluster: Cluster) -> SyncRun:
-    """Open the cluster's source and sync it. Raises ``SourceError`` when it cannot be opened."""
-    return sync_cluster(cluster, source_for(cluster), after_read=after_read_hooks)
+def run_sync(cluster: Cluster, *, wait: float | None = None, queued: str = "", source=None) -> SyncRun:
+    """Open the cluster's source and sync it, holding the cluster's lease (``inventory.locks``).
+
+    Raises ``SourceError`` when the source cannot be opened and ``locks.SyncBusy`` (a
+    ``SourceError``) when another sync holds the cluster for longer than ``wait`` seconds.
+    ``queued``: the dispatcher's marker this sync takes the lease over from."""
+    with locks.sync_lease(cluster, wait=wait, take_over=queued):
+        return sync_cluster(cluster, source if source is not None else source_for(cluster), after_read=after_read_hooks)
 
 
 @shared_task(name="inventory.sync_cluster", soft_time_limit=240, time_limit=300, ignore_result=True)
-def sync_cluster_task(cluster_id: int) -> str:
+def sync_cluster_task(cluster_id: int, queued: str = "") -> str:
     cluster = Cluster.objects.get(pk=cluster_id)
     try:
-        return run_sync(cluster).status
+        return run_sync(cluster, queued=queued).status
+    except locks.SyncBusy as exc:
+        log.info("%s", exc)  # the sync that holds the cluster records its own run
+        if queued:
+            locks.release(cluster_id, queued)
+        return "busy"
     except Exception as exc:
+        if queued:
+            locks.release(cluster_id, queued)
         now = timezone.now()
         SyncRun.objects.create(cluster=cluster, source=cluster.source_kind, started=now, finished=now,
                                status=SyncStatus.FAILED, error=str(exc))
@@ -110,14 +191,26 @@ def sync_cluster_task(cluster_id: int) -> str:
 
 @shared_task(name="inventory.dispatch_due_syncs", ignore_result=True)
 def dispatch_due_syncs() -> int:
-    """Enqueue a sync for every enabled cluster whose interval has passed."""
+    """Enqueue a sync for every enabled cluster whose interval has passed and that no sync
+    holds (queued or running: ``locks.mark_queued``). A run left ``running`` by a dead worker
+    is closed first, so it neither blocks nor shows as running."""
     now = timezone.now()
     due = 0
     for c in Cluster.objects.filter(enabled=True):
         if c.source_kind == SourceKind.SNAPSHOT and c.last_sync_status == SyncStatus.OK:
             continue  # a snapshot does not change by itself
         if c.last_sync_at is None or c.last_sync_at + timedelta(seconds=c.sync_interval_seconds) <= now:
-            sync_cluster_task.delay(c.pk)
+            if locks.holder_of(c.pk):
+                continue  # a sync is queued or running: never a second one
+            close_dead_runs(c)
+            token = locks.mark_queued(c.pk)
+            if not token:
+                continue
+            try:
+                sync_cluster_task.delay(c.pk, token)
+            except Exception:
+                locks.release(c.pk, token)
+                raise
             due += 1
     return due
 

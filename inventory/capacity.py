@@ -425,6 +425,24 @@ class NodeState:
         """Devices that draw on shared counters (dynamic MIG placements and their GPUs)."""
         return {k for k, s in self.devices.items() if s.device.consumes_counters}
 
+    def free_count(self, driver: str = GPU_DRIVER) -> int:
+        """Devices of ``driver`` that could be allocated now on their own, a possible
+        placement (an unheld MIG device drawing on shared counters) not counted: under
+        dynamic MIG a GPU is free when its whole-GPU device is."""
+        return sum(
+            1 for s in self.devices.values()
+            if s.device.driver == driver and s.allocatable
+            and not (s.device.type == "mig" and s.device.consumes_counters and not s.sharers)
+        )  # fmt: skip
+
+    def instances(self, driver: str = GPU_DRIVER) -> list[DeviceState]:
+        """MIG devices that exist: every MIG device without counters (static MIG), and the
+        held ones of those drawing on counters (an unheld placement is only a possibility)."""
+        return [
+            s for s in self.devices.values()
+            if s.device.driver == driver and s.device.type == "mig" and (s.sharers or not s.device.consumes_counters)
+        ]  # fmt: skip
+
 
 def node_states(
     slices: Iterable[ResourceSlice], claims: Iterable[ResourceClaim], rules: Iterable[DeviceTaintRule] = (),

@@ -47,6 +47,24 @@ def cluster_rows() -> list[dict[str, Any]]:
     return rows
 
 
+def with_dra_counts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``cluster_rows`` with ``migs`` and ``free`` as the DRA state has them
+    (``cluster_dra_summary``): MIG instances that exist (not possible placements) and
+    devices that could be allocated now (no NoSchedule/NoExecute taint, counters free, a
+    shared device with room counted). Nodes the summary does not know keep their stored
+    counts. One query per cluster besides the (cached) summaries."""
+    out = []
+    for r in rows:
+        summary = cluster_dra_summary(r["cluster"])
+        migs, free = r["migs"], r["free"]
+        for name, stored_migs, stored_free in Node.objects.filter(cluster=r["cluster"]).values_list("name", "mig_count", "free_count"):
+            if name in summary["free"]:
+                migs += summary["instances"][name] - stored_migs
+                free += summary["free"][name] - stored_free
+        out.append({**r, "migs": migs, "free": free})
+    return out
+
+
 def device_aggregates(cluster: Cluster | None, clusters: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """``products``, ``profiles`` and ``other_drivers`` of ``cluster`` (all clusters: None),
     cached until a sync of the clusters shown changes their data (``data_changed_at``): at
@@ -67,6 +85,7 @@ def warm_overview(cluster: Cluster) -> None:
     """Compute the overview aggregates a sync of ``cluster`` just made stale (its own and the
     all-clusters one), so the first page view after a sync does not pay for them."""
     rows = cluster_rows()
+    cluster_dra_summary(cluster)
     device_aggregates(cluster, rows)
     device_aggregates(None, rows)
 
@@ -81,7 +100,11 @@ def _with_allocated(devs: QuerySet) -> QuerySet:
 
 def gpus_by_product(cluster: Cluster | None) -> list[dict[str, Any]]:
     """Physical GPUs by productName: whole GPUs plus MIG-partitioned parents (by parentUUID),
-    with allocated whole GPUs and MIG instances counted separately."""
+    with allocated whole GPUs and MIG instances counted separately.
+
+    A parentUUID that is also a whole GPU's uuid (NVIDIA's dynamic MIG publishes the GPU and
+    every possible placement on it) is that GPU, not another one; possible placements that no
+    claim holds are not MIG instances (``cluster_dra_summary``)."""
     devs = _with_allocated(scoped(Device.objects.filter(driver=GPU_DRIVER), cluster))
     whole = {
         r["product_name"]: r
@@ -89,33 +112,65 @@ def gpus_by_product(cluster: Cluster | None) -> list[dict[str, Any]]:
             n=Count("pk"), allocated=Count("pk", filter=Q(held=True)), memory=Max("memory_bytes"),
         )
     }  # fmt: skip
+    whole_uuids = scoped(Device.objects.filter(driver=GPU_DRIVER, type=DeviceType.GPU), cluster).exclude(uuid="").values("uuid")
+    parents = {
+        r["product_name"]: r["n"]
+        for r in devs.filter(type=DeviceType.MIG).exclude(parent_uuid__in=whole_uuids).values("product_name").annotate(
+            n=Count("parent_uuid", distinct=True))
+    }  # fmt: skip
     parted = {
         r["product_name"]: r
         for r in devs.filter(type=DeviceType.MIG).values("product_name").annotate(
-            parents=Count("parent_uuid", distinct=True), instances=Count("pk"),
-            allocated=Count("pk", filter=Q(held=True)),
+            instances=Count("pk"), allocated=Count("pk", filter=Q(held=True)),
         )
     }  # fmt: skip
+    possible = _unheld_placements(cluster)
     out = []
     for product in sorted(set(whole) | set(parted), key=lambda p: p or ""):
         w, p = whole.get(product, {}), parted.get(product, {})
         out.append({
             "product": product or "(unknown)",
             "whole": w.get("n", 0), "whole_allocated": w.get("allocated", 0), "memory_bytes": w.get("memory"),
-            "mig_parents": p.get("parents", 0), "mig_instances": p.get("instances", 0),
+            "mig_parents": parents.get(product, 0),
+            "mig_instances": p.get("instances", 0) - sum(n for (prod, _), n in possible.items() if prod == product),
             "mig_allocated": p.get("allocated", 0),
-            "total": w.get("n", 0) + p.get("parents", 0),
+            "total": w.get("n", 0) + parents.get(product, 0),
         })  # fmt: skip
     return out
 
 
+def _unheld_placements(cluster: Cluster | None) -> dict[tuple[str, str], int]:
+    """(product, profile) -> MIG devices drawing on shared counters that no claim holds."""
+    clusters = [cluster] if cluster else list(Cluster.objects.all())
+    out: dict[tuple[str, str], int] = defaultdict(int)
+    for c in clusters:
+        for k, n in cluster_dra_summary(c)["unheld_placements"].items():
+            out[k] += n
+    return out
+
+
 def mig_by_profile(cluster: Cluster | None) -> list[dict[str, Any]]:
-    """MIG instances by (product, profile): total, allocated, free."""
+    """MIG instances by (product, profile): total, allocated, free. Under dynamic MIG the
+    possible placements are not instances: ``total`` counts the held ones, and ``free`` is
+    what can still be allocated (``allocatable_now_by_profile`` summed over the nodes)."""
     devs = _with_allocated(scoped(Device.objects.filter(driver=GPU_DRIVER, type=DeviceType.MIG), cluster))
     rows = devs.values("product_name", "profile").annotate(
         total=Count("pk"), allocated=Count("pk", filter=Q(held=True))
     ).order_by("product_name", "profile")
-    return [{**r, "free": r["total"] - r["allocated"]} for r in rows]
+    possible = _unheld_placements(cluster)
+    allocatable: dict[str, int] = defaultdict(int)
+    for c in [cluster] if cluster else list(Cluster.objects.all()):
+        for per_node in cluster_dra_summary(c)["allocatable"].values():
+            for profile, n in per_node.items():
+                allocatable[profile] += n
+    out = []
+    for r in rows:
+        unheld = possible.get((r["product_name"], r["profile"]), 0)
+        if unheld:
+            out.append({**r, "total": r["total"] - unheld, "free": allocatable.get(r["profile"], 0), "placements": unheld})
+        else:
+            out.append({**r, "free": r["total"] - r["allocated"]})
+    return out
 
 
 def other_drivers(cluster: Cluster | None) -> list[dict[str, Any]]:
@@ -125,29 +180,47 @@ def other_drivers(cluster: Cluster | None) -> list[dict[str, Any]]:
         nodes=Count("node_name", distinct=True)).order_by("driver"))  # fmt: skip
 
 
-def gpu_tree(devices: list[Device]) -> tuple[list[dict[str, Any]], dict[str, list[Device]]]:
+def gpu_tree(devices: list[Device], placements: Collection[tuple[str, str, str]] = ()) -> tuple[list[dict[str, Any]], dict[str, list[Device]]]:
     """Arrange one node's devices: physical GPUs (whole, or MIG parents) with nested MIG
     instances and free-by-profile; other drivers' devices grouped by driver.
 
     A MIG-partitioned GPU is not published as a device of its own under static MIG; it is
-    shown as a row built from its instances (parentUUID, productName).
+    shown as a row built from its instances (parentUUID, productName). ``placements``: keys
+    of the devices that draw on shared counters (dynamic MIG): an unheld MIG placement is a
+    possibility, not an instance, so it is counted (``placements``) rather than listed, and
+    such a GPU has no "room for" (``allocatable_now_by_profile`` says what still fits).
     """
+    dynamic = set(placements)
     gpus: dict[str, dict[str, Any]] = {}
     others: dict[str, list[Device]] = defaultdict(list)
+
+    def row() -> dict[str, Any]:
+        return {"device": None, "migs": [], "placements": 0, "dynamic": False}
+
     for d in devices:
         if d.driver != GPU_DRIVER or d.type == DeviceType.OTHER:
             others[d.driver].append(d)
         elif d.type == DeviceType.GPU:
-            gpus.setdefault(d.uuid or d.name, {"device": None, "migs": []})["device"] = d
+            g = gpus.setdefault(d.uuid or d.name, row())
+            g["device"] = d
+            g["dynamic"] = g["dynamic"] or (d.driver, d.pool, d.name) in dynamic
     for d in devices:
         if d.driver == GPU_DRIVER and d.type == DeviceType.MIG:
-            gpus.setdefault(d.parent_uuid or f"?{d.name}", {"device": None, "migs": []})["migs"].append(d)
+            g = gpus.setdefault(d.parent_uuid or f"?{d.name}", row())
+            if (d.driver, d.pool, d.name) in dynamic:
+                g["dynamic"] = True
+                if not getattr(d, "holder", None):
+                    g["placements"] += 1
+                    continue
+            g["migs"].append(d)
     rows = []
     for uuid, g in gpus.items():
-        first = g["device"] or g["migs"][0]
+        first = g["device"] or (g["migs"][0] if g["migs"] else None)
+        if first is None:  # only unheld placements, their GPU not published
+            first = next(d for d in devices if d.driver == GPU_DRIVER and d.type == DeviceType.MIG and (d.parent_uuid or f"?{d.name}") == uuid)
         model = mig.model_for(first.product_name)
         free = None
-        if g["migs"] and model:
+        if g["migs"] and model and not g["dynamic"]:
             used: set[int] = set()
             for m in g["migs"]:
                 used |= mig.occupied_slices(m.name, m.capacity, m.profile, m.product_name)
@@ -158,7 +231,7 @@ def gpu_tree(devices: list[Device]) -> tuple[list[dict[str, Any]], dict[str, lis
             "product_name": first.product_name, "driver_version": first.driver_version,
             "pci_bus_id": first.pci_bus_id, "architecture": first.architecture,
             "memory_bytes": g["device"].memory_bytes if g["device"] else None,
-            "fit_more": free, "minor": _minor(first.name),
+            "fit_more": free, "minor": _minor(first.name), "placements": g["placements"], "dynamic": g["dynamic"],
         })  # fmt: skip
     rows.sort(key=lambda r: (r["minor"], r["uuid"]))
     return rows, dict(sorted(others.items()))
@@ -240,7 +313,8 @@ def dra_states(cluster: Cluster, nodes: Collection[str] | None = None) -> dict[s
     device's taints, health, sharers and what is left) for ``nodes`` of ``cluster`` (all:
     None), from the stored objects' records: the nodes' ResourceSlices and the slices of the
     same pools (``sharedCounters``), the claims holding their devices, the DeviceTaintRules
-    and the pods on the nodes (``allocatedResourcesStatus``). Six queries."""
+    and the pods on the nodes (``allocatedResourcesStatus``; not read when no claim holds a
+    device). Four queries."""
     from . import capacity
     from .models import AllocationResult, KubeObject, Pod, ResourceClaim, ResourceSlice
 
@@ -249,27 +323,61 @@ def dra_states(cluster: Cluster, nodes: Collection[str] | None = None) -> dict[s
     pods = Pod.objects.filter(cluster=cluster)
     if nodes is not None:
         names = sorted(set(nodes))
-        pools = set(slices.filter(node_name__in=names).values_list("driver", "pool"))
-        pool_q = Q(pk__in=[])
-        for drv, pool in pools:
-            pool_q |= Q(driver=drv, pool=pool)
-        slices = slices.filter(Q(node_name__in=names) | pool_q)
+        # The nodes' slices and every slice of a pool they publish in (a counters-only slice
+        # may name no node); a same-named pool of another driver only adds unused counters.
+        pools = ResourceSlice.objects.filter(cluster=cluster, node_name__in=names).values("pool")
+        slices = slices.filter(Q(node_name__in=names) | Q(pool__in=pools))
         claims = claims.filter(pk__in=AllocationResult.objects.filter(cluster=cluster, device__node_name__in=names).values("claim_id"))
         pods = pods.filter(node_name__in=names)
+    claim_records = _records_of(claims)
     rules = KubeObject.objects.filter(cluster=cluster, kind="DeviceTaintRule")
     return capacity.node_states(
-        _records_of(slices), _records_of(claims), _records_of(rules), _records_of(pods), nodes=nodes,
+        _records_of(slices), claim_records, _records_of(rules),
+        _records_of(pods) if claim_records else (),  # health reports are about held devices
+        nodes=nodes,
     )
 
 
-def cluster_allocatable(cluster: Cluster) -> dict[str, dict[str, int]]:
-    """node -> ``allocatable_now_by_profile`` of every node of ``cluster``, cached until a sync
-    changes its data (``data_changed_at``; warmed after each sync by ``warm_overview``)."""
+def cluster_dra_summary(cluster: Cluster) -> dict[str, Any]:
+    """``{"allocatable": node -> allocatable_now_by_profile, "free": node -> free GPUs
+    (``NodeState.free_count``), "instances": node -> MIG instances that exist,
+    "unheld_placements": (product, profile) -> possible placements no claim holds}`` of
+    ``cluster``, cached until a sync changes its data (``data_changed_at``); warmed after
+    each sync by ``warm_overview``."""
     from django.core.cache import cache
 
-    key = "allocatable:" + hashlib.sha256(f"{cluster.pk}|{cluster.data_changed_at}".encode()).hexdigest()
+    key = "dra-summary:" + hashlib.sha256(f"{cluster.pk}|{cluster.data_changed_at}".encode()).hexdigest()
     found = cache.get(key)
     if found is None:
-        found = {n: s.allocatable_now_by_profile for n, s in dra_states(cluster).items()}
+        states = dra_states(cluster)
+        unheld: dict[tuple[str, str], int] = defaultdict(int)
+        for st in states.values():
+            for s in st.devices.values():
+                d = s.device
+                if d.driver == GPU_DRIVER and d.type == "mig" and d.consumes_counters and not s.sharers:
+                    unheld[(d.product_name or "", d.profile or "")] += 1
+        found = {
+            "allocatable": {n: s.allocatable_now_by_profile for n, s in states.items()},
+            "free": {n: s.free_count() for n, s in states.items()},
+            "instances": {n: len(s.instances()) for n, s in states.items()},
+            "unheld_placements": dict(unheld),
+        }
         cache.set(key, found, 3600)
     return found
+
+
+def dra_holders(state: Any) -> list[dict[str, Any]]:
+    """The holders of one device (``capacity.DeviceState``) as the device page lists them:
+    claim namespace/name, request (``req/sub`` as chosen), shareID, consumedCapacity, admin
+    access, and the device's NoSchedule/NoExecute taints that holder does not tolerate."""
+    if state is None:
+        return []
+    out = []
+    for admin, pairs in ((False, state.sharers), (True, state.admin)):
+        for claim, r in pairs:
+            out.append({
+                "namespace": claim.namespace, "name": claim.name, "request": r.request, "share_id": r.share_id,
+                "consumed": dict(r.consumed_capacity), "admin_access": admin, "untolerated": state.untolerated(r),
+                "tolerated": [t for t in state.taints if t.keeps_off and t not in state.untolerated(r)],
+            })  # fmt: skip
+    return out

@@ -23,7 +23,7 @@ PAGE_SIZE = 50
 @vary_on_headers("HX-Request")
 def overview(request, cluster_name: str | None = None):
     cluster = get_object_or_404(Cluster, name=cluster_name) if cluster_name else None
-    clusters = queries.cluster_rows()
+    clusters = queries.with_dra_counts(queries.cluster_rows())
     shown = [r for r in clusters if cluster is None or r["cluster"] == cluster]
     totals = {k: sum(r.get(k, 0) for r in shown) for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown")}
     problem_nodes = queries.scoped(Node.objects.select_related("cluster"), cluster).filter(
@@ -56,7 +56,10 @@ def node_detail(request, cluster_name: str, name: str):
     node = get_object_or_404(Node.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
     devices = list(Device.objects.filter(cluster=node.cluster, node_name=node.name))
     queries.attach_holders(node.cluster_id, devices)
-    gpus, others = queries.gpu_tree(devices)
+    dra = queries.dra_states(node.cluster, [node.name]).get(node.name)
+    for d in devices:
+        d.dra = dra.devices.get((d.driver, d.pool, d.name)) if dra else None
+    gpus, others = queries.gpu_tree(devices, dra.counter_consumers if dra else ())
     slices = ResourceSlice.objects.filter(cluster=node.cluster, node_name=node.name).defer("raw")
     status = (node.raw.get("status") or {}) if isinstance(node.raw, dict) else {}
     ctx = {
@@ -68,7 +71,11 @@ def node_detail(request, cluster_name: str, name: str):
         "device_plugin_gpus": object_views.device_plugin_gpus(node),
         "gpus": gpus,
         "others": others,
-        "free_by_profile": queries.free_by_profile(gpus),
+        "free_by_profile": queries.free_by_profile(gpus) if not (dra and dra.counter_consumers) else None,
+        "allocatable_now": dra.allocatable_now_by_profile if dra else None,
+        "dra": dra,
+        "free_now": dra.free_count() if dra else None,
+        "instances_now": len(dra.instances()) if dra else None,
         "slices": slices,
         "taints": (node.raw.get("spec") or {}).get("taints") or [],
     }
@@ -102,9 +109,16 @@ def device_detail(request, pk: int):
     if device.parent_uuid and not parent:
         siblings = list(Device.objects.filter(cluster=device.cluster, parent_uuid=device.parent_uuid).exclude(pk=device.pk))
     published = device.published()
+    state = None
+    if device.node_name:
+        node_state = queries.dra_states(device.cluster, [device.node_name]).get(device.node_name)
+        state = node_state.devices.get((device.driver, device.pool, device.name)) if node_state else None
     ctx = {
         "device": device, "parent": parent, "children": children, "siblings": siblings,
         "attributes": published.attributes if published else None,
+        "dra": state, "dra_holders": queries.dra_holders(state),
+        # Several holders are a conflict only for an unshared device, admin access aside.
+        "double_allocated": len(state.sharers) > 1 and not state.device.allow_multiple_allocations if state else len(device.holders) > 1,
     }  # fmt: skip
     return render(request, "inventory/device_detail.html", ctx)
 

@@ -46,9 +46,7 @@ def _objects():
 
 
 def test_inventory_json_reports_what_can_still_be_allocated_and_each_devices_taints_health_and_sharers(tmp_path, capsys):
-    path = tmp_path / "snapshot.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _objects()}))
-    call_command("sync_cluster", "--snapshot", str(path), "--cluster", "dra")
+    shapes.sync(_objects(), tmp_path / "snapshot.json", "dra")
     capsys.readouterr()
     call_command("inventory", "--format", "json", "--cluster", "dra")
     doc = json.loads(capsys.readouterr().out)

@@ -52,7 +52,7 @@ def test_overview_of_all_clusters_compares_them(client_in, loaded, django_assert
 
 def test_node_page_nests_mig_instances_under_their_gpu_with_holders(client_in, loaded, django_assert_max_num_queries):
     node = Node.objects.get(name="gpu-node-01")
-    with django_assert_max_num_queries(15):
+    with django_assert_max_num_queries(19):  # 15 + the DRA state (queries.dra_states: slices, claims, rules, pods)
         resp = client_in.get(node.get_absolute_url())
     assert resp.status_code == 200
     gpus = resp.context["gpus"]
@@ -82,7 +82,7 @@ def test_device_search_finds_by_uuid_claim_and_pod(client_in, loaded, django_ass
 
 def test_device_page_shows_holder_and_attributes(client_in, loaded, django_assert_max_num_queries):
     dev = Device.objects.get(cluster__name="vks", node_name="conformance-test-np1-qcqc8-bpdtl-wv2gs")
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(16):  # 12 + the DRA state of its node (queries.dra_states)
         resp = client_in.get(dev.get_absolute_url())
     html = resp.content.decode()
     assert "dra-gpu-example-798fccd4d-sfl2p-single-gpu-d2jzk" in html

@@ -48,8 +48,7 @@ _FIRST_REQUEST = r"""
 import json, os, sys, time
 sys.path.insert(0, os.getcwd())
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-from django.core.wsgi import get_wsgi_application
-get_wsgi_application()
+import config.wsgi  # what gunicorn loads before it accepts requests (warm-up included)
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -108,7 +107,8 @@ def manage(*args: str) -> Run:
 
 def first_request(url: str, username: str) -> dict[str, Any]:
     """{ms, queries, status} of the first request to ``url`` in a fresh web process (logged in
-    as ``username``); the process's start-up (WSGI application load) is not in ``ms``."""
+    as ``username``); the process's start-up (loading ``config.wsgi`` as gunicorn does before
+    it accepts requests, warm-up included) is not in ``ms``."""
     out = subprocess.run(  # noqa: S603 - our interpreter and probe
         [sys.executable, "-c", _FIRST_REQUEST, url, username],
         cwd=settings.BASE_DIR, capture_output=True, text=True, check=False,

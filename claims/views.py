@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.views.decorators.vary import vary_on_headers
 
 from inventory import listexport
+from inventory import queries as inventory_queries
 from inventory.filters import filtered
 from inventory.htmx import render_live
 from inventory.models import AllocationResult, ClaimState, KubeObject, Pod, Reservation, ResourceClaim, SourceKind
@@ -229,6 +230,7 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
         "transitions": transitions,
         "history": _history(claim, transitions, reserved_now=bool(reservations), allocated_now=bool(results)),
         "now": clock[claim.cluster_id],
+        "dra": inventory_queries.claim_dra(claim.raw),
     }
     return render(request, "claims/claim_detail.html", ctx)
 

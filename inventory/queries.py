@@ -381,3 +381,58 @@ def dra_holders(state: Any) -> list[dict[str, Any]]:
                 "tolerated": [t for t in state.taints if t.keeps_off and t not in state.untolerated(r)],
             })  # fmt: skip
     return out
+
+
+def claim_dra(raw: Any) -> dict[str, Any] | None:
+    """What the claim page shows of a stored claim's DRA state (its record): ``admin_access``,
+    ``extended_resource_claim``, per result the binding conditions and their status on
+    ``status.devices[]`` (``binding``: [{result, conditions: [(type, status)], failures:
+    [(type, status)], waiting: bool, failed: bool}]), ``statuses`` (``status.devices[]``) and
+    ``prioritized`` ([{request, alternatives, chosen, passed_over}]: for a ``firstAvailable``
+    request the alternative the allocation chose, and those before it, which the scheduler
+    tries first and found unsatisfiable then). None when the raw is not a claim."""
+    from . import records
+
+    try:
+        c = records.parse_object(raw)
+    except ValueError:
+        return None
+    if not isinstance(c, records.ResourceClaim):
+        return None
+    pending = {(r.device_key, t) for r, t in c.binding_conditions_pending}
+    failed = {(r.device_key, cond.type) for r, cond in c.binding_failed}
+    binding = []
+    for r in c.results:
+        if not (r.binding_conditions or r.binding_failure_conditions):
+            continue
+        st = c.device_status(r)
+
+        def status_of(t: str, st: Any = st) -> str:
+            cond = st.condition(t) if st else None
+            return cond.status if cond and cond.status else "not reported"
+
+        binding.append({
+            "result": r,
+            "conditions": [(t, status_of(t)) for t in r.binding_conditions],
+            "failures": [(t, status_of(t)) for t in r.binding_failure_conditions],
+            "waiting": any((r.device_key, t) in pending for t in r.binding_conditions),
+            "failed": any((r.device_key, t) in failed for t in r.binding_failure_conditions),
+        })  # fmt: skip
+    chosen = c.chosen_subrequests
+    prioritized = []
+    for req in c.requests:
+        if req.first_available is None:
+            continue
+        names = [s.name for s in req.first_available]
+        pick = chosen.get(req.name or "")
+        prioritized.append({
+            "request": req.name, "alternatives": names, "chosen": pick,
+            "passed_over": names[: names.index(pick)] if pick in names else [],
+        })  # fmt: skip
+    return {
+        "admin_access": c.admin_access,
+        "extended_resource_claim": c.extended_resource_claim,
+        "binding": binding,
+        "statuses": list(c.device_statuses),
+        "prioritized": prioritized,
+    }

@@ -308,19 +308,25 @@ def _records_of(qs: QuerySet) -> list[Any]:
     return out
 
 
-def dra_states(cluster: Cluster, nodes: Collection[str] | None = None) -> dict[str, Any]:
+def dra_states(cluster: Cluster, nodes: Collection[str] | None = None, health: bool = True) -> dict[str, Any]:
     """node name -> ``inventory.capacity.NodeState`` (``allocatable_now_by_profile``, each
     device's taints, health, sharers and what is left) for ``nodes`` of ``cluster`` (all:
     None), from the stored objects' records: the nodes' ResourceSlices and the slices of the
     same pools (``sharedCounters``), the claims holding their devices, the DeviceTaintRules
     and the pods on the nodes (``allocatedResourcesStatus``; not read when no claim holds a
-    device). Four queries."""
+    device). Four queries. ``health`` False: pods are not read (device health then comes from
+    taints and claims only), what the overview's counts need."""
+    from django.db.models import TextField
+    from django.db.models.functions import Cast
+
     from . import capacity
     from .models import AllocationResult, KubeObject, Pod, ResourceClaim, ResourceSlice
 
     slices = ResourceSlice.objects.filter(cluster=cluster)
     claims = ResourceClaim.objects.filter(cluster=cluster).exclude(state="pending")
-    pods = Pod.objects.filter(cluster=cluster)
+    # Only pods that carry a health report are parsed (a fleet has tens of thousands of pods).
+    pods = Pod.objects.filter(cluster=cluster).annotate(raw_text=Cast("raw", output_field=TextField())).filter(
+        raw_text__contains='"allocatedResourcesStatus"')
     if nodes is not None:
         names = sorted(set(nodes))
         # The nodes' slices and every slice of a pool they publish in (a counters-only slice
@@ -333,7 +339,7 @@ def dra_states(cluster: Cluster, nodes: Collection[str] | None = None) -> dict[s
     rules = KubeObject.objects.filter(cluster=cluster, kind="DeviceTaintRule")
     return capacity.node_states(
         _records_of(slices), claim_records, _records_of(rules),
-        _records_of(pods) if claim_records else (),  # health reports are about held devices
+        _records_of(pods) if claim_records and health else (),  # health reports are about held devices
         nodes=nodes,
     )
 
@@ -349,7 +355,7 @@ def cluster_dra_summary(cluster: Cluster) -> dict[str, Any]:
     key = "dra-summary:" + hashlib.sha256(f"{cluster.pk}|{cluster.data_changed_at}".encode()).hexdigest()
     found = cache.get(key)
     if found is None:
-        states = dra_states(cluster)
+        states = dra_states(cluster, health=False)
         unheld: dict[tuple[str, str], int] = defaultdict(int)
         for st in states.values():
             for s in st.devices.values():

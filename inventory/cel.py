@@ -46,6 +46,17 @@ of nesting) is refused too. Every refusal is a ``SelectorError``: the diagnosis 
 
 celpy, its grammar and the extension functions live in ``inventory.cel_runtime``, imported on
 first use: importing this module costs nothing a snapshot command would notice.
+
+Two runtimes: selectors that call no Kubernetes extension function, read no
+``device.capacity`` and use no comprehension macro (the DeviceClass selectors drivers ship,
+attribute comparisons) run on Google's C++ runtime, ``cel-expr-python``, when it is installed:
+about 180,000 evaluations per second against celpy's 2,200 on the NVIDIA GPU class selector
+(5.5 us against 450 us, one core here). The rest run on celpy as described above. Both read
+the same device facts and are tested to agree on the real slices
+(``tests/inventory/test_cel_runtimes_agree_on_real_selectors.py``). cel-expr-python's parser
+refuses nesting past its recursion limit (32 levels), the same kind of refusal as celpy's
+``MAX_TREE_DEPTH``; its expressions cost at most their length (no macros), so they need no
+step budget.
 """
 
 from __future__ import annotations
@@ -335,7 +346,7 @@ def _visible(device: Device, expr: str) -> tuple[Any, ...] | None:
     return _facts(device, names, device.allow_multiple_allocations)
 
 
-def _evaluate_one(device: Device, expr: str, activation: dict[str, Any]) -> tuple[bool, str | None]:
+def _evaluate_one(device: Device, expr: str, activation: Any) -> tuple[bool, str | None]:
     """(matched, runtime error) for one device. Raises ``SelectorError`` when the evaluation
     runs out of ``MAX_STEPS`` or of stack: the expression is refused from then on."""
     from inventory import cel_runtime
@@ -362,7 +373,7 @@ def evaluate_device(device: Device, expressions: Sequence[str]) -> MatchResult:
     """
     if not expressions:
         return MatchResult(True)
-    activation: dict[str, Any] | None = None
+    activation: Any = None  # cel_runtime.DeviceActivation, built on first need
     akeys, ckeys = tuple(device.attributes), tuple(device.capacity)
     allow_multi = device.allow_multiple_allocations
     for expr in expressions:
@@ -377,7 +388,9 @@ def evaluate_device(device: Device, expressions: Sequence[str]) -> MatchResult:
         if hit is None:
             compile_selector(expr)  # a compile error raises, never memoized
             if activation is None:
-                activation = {"device": device_variable(device)}
+                from inventory import cel_runtime
+
+                activation = cel_runtime.DeviceActivation(device)
             hit = _evaluate_one(device, expr, activation)
             if key is not None:
                 if len(_MEMO) >= _MEMO_MAX:

@@ -10,6 +10,7 @@ evaluation that runs past ``inventory.cel.MAX_STEPS`` stops with ``OverBudget``.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from decimal import Decimal
@@ -391,11 +392,19 @@ def tree_depth(tree: Any) -> int:
     return depth
 
 
-def compile_program(expression: str, max_depth: int) -> tuple[Any, int]:
-    """Parse ``expression`` and bind the extension functions: (program, parse-tree depth).
+def compile_program(expression: str, max_depth: int, backend: str | None = None) -> tuple[Any, int]:
+    """Compile ``expression``: (program, depth), the program for cel-expr-python when the
+    expression is one it runs as Kubernetes would (``cpp_eligible``), else for celpy with the
+    extension functions bound.
 
-    Raises ``SelectorError`` for a syntax error or a tree deeper than ``max_depth`` (the
-    interpreter recurses per level). Parsing itself does not recurse (LALR)."""
+    Raises ``SelectorError`` for a syntax error or an expression nested deeper than the
+    runtime evaluates (celpy: a parse tree deeper than ``max_depth``, its interpreter recurses
+    per level; cel-expr-python: its parser's recursion limit). Parsing itself does not recurse
+    (LALR, ANTLR). ``backend="celpy"`` forces celpy (to compare the two runtimes)."""
+    if backend != "celpy" and cpp_eligible(expression):
+        cpp = _cpp_compile(expression)
+        if cpp is not None:
+            return cpp, 0
     env = environment()
     try:
         ast = env.compile(expression)
@@ -407,9 +416,14 @@ def compile_program(expression: str, max_depth: int) -> tuple[Any, int]:
     return env.program(ast, functions=FUNCTIONS), depth
 
 
-def evaluate(program: Any, activation: dict[str, Any]) -> tuple[bool, str | None]:
-    """(matched, runtime error) of one evaluation. Raises ``OverBudget`` past the step
-    budget and ``RecursionError`` if the interpreter still runs out of stack."""
+def evaluate(program: Any, activation: Any) -> tuple[bool, str | None]:
+    """(matched, runtime error) of one evaluation. ``activation``: a ``DeviceActivation`` (or,
+    for a celpy program, ``{"device": device_variable(...)}``). Raises ``OverBudget`` past the
+    step budget and ``RecursionError`` if celpy's interpreter still runs out of stack."""
+    if isinstance(program, CppProgram):
+        return program.evaluate(activation)
+    if isinstance(activation, DeviceActivation):
+        activation = activation.celpy()
     try:
         result = program.evaluate(activation)
     except celpy.CELEvalError as exc:
@@ -419,3 +433,136 @@ def evaluate(program: Any, activation: dict[str, Any]) -> tuple[bool, str | None
     if not isinstance(result, celtypes.BoolType):
         return False, "result is not a bool"
     return bool(result), None
+
+
+# ---- cel-expr-python (Google's C++ CEL runtime) ----------------------------------------------
+#
+# About a hundred times faster than celpy per evaluation (7 us against 713 us on the
+# DeviceClass selector ``device.driver == ... && device.attributes[...].type == 'gpu'``,
+# measured here). It runs the expressions it can evaluate exactly as Kubernetes does: those
+# calling none of the Kubernetes extension functions (``quantity``, ``semver``, ``compareTo``,
+# ... and the string extensions of ``FUNCTIONS``), reading no ``device.capacity`` (whose values
+# are quantities) and using no comprehension macro (``all``, ``exists``, ``map``, ``filter``:
+# they are the only way to make an expression cost more than its length, and only celpy's
+# step budget bounds them). Everything else runs on celpy, unchanged. Without the package
+# installed every expression runs on celpy.
+
+try:  # an optional speed-up: the wheel is binary, not every platform has one
+    from cel_expr_python import cel as _cpp
+except ImportError:  # pragma: no cover - depends on the platform
+    _cpp = None
+
+# A fixed pattern of ours (never built from cluster text): a call of an extension function or
+# a macro, or a read of device.capacity.
+_CPP_EXCLUDED = re.compile(
+    r"\b(?:" + "|".join(sorted(n for n in FUNCTIONS if n.isidentifier()))
+    + r"|all|exists|exists_one|map|filter)\s*\(|\bcapacity\b"
+)
+# String literals of an expression (single or double quoted, no escapes inside): the domains
+# it may look up in device.attributes.
+_LITERAL = re.compile(r"'([^'\\]*)'|\"([^\"\\]*)\"")
+
+CPP_AVAILABLE = _cpp is not None
+
+
+def cpp_eligible(expression: str) -> bool:
+    """Can cel-expr-python evaluate ``expression`` with Kubernetes' semantics (see above)?"""
+    return _cpp is not None and _CPP_EXCLUDED.search(expression) is None
+
+
+_CPP_ENV: Any = None
+
+
+def _cpp_env() -> Any:
+    global _CPP_ENV
+    if _CPP_ENV is None:
+        with _ENV_LOCK:
+            if _CPP_ENV is None:
+                _CPP_ENV = _cpp.NewEnv(variables={"device": _cpp.Type.Map(_cpp.Type.STRING, _cpp.Type.DYN)})
+    return _CPP_ENV
+
+
+class CppProgram:
+    """A selector compiled by cel-expr-python, with the attribute domains it names."""
+
+    __slots__ = ("domains", "expression", "program")
+
+    def __init__(self, expression: str, program: Any, domains: tuple[str, ...]) -> None:
+        self.expression = expression
+        self.program = program
+        self.domains = domains
+
+    def evaluate(self, activation: Any) -> tuple[bool, str | None]:
+        try:
+            if isinstance(activation, DeviceActivation):
+                result = self.program.eval(activation.cpp(self.domains))
+            else:
+                result = self.program.eval(data={"device": activation})
+        except Exception as exc:  # the runtime's own failure (resource limit): a runtime error
+            return False, str(exc)
+        kind = result.type()
+        if kind == _cpp.Type.ERROR:
+            return False, str(result.value())
+        if kind != _cpp.Type.BOOL:
+            return False, "result is not a bool"
+        return bool(result.value()), None
+
+
+def _cpp_compile(expression: str) -> CppProgram | None:
+    """cel-expr-python's program, or None to let celpy compile it (and word any error as
+    before). Raises ``SelectorError`` when the expression nests deeper than the parser's
+    recursion limit: celpy would refuse it as well, or exhaust its stack."""
+    try:
+        program = _cpp_env().compile(expression)
+    except Exception as exc:
+        if "recursion limit" in str(exc):
+            raise SelectorError("nested too deeply: over the CEL parser's recursion limit") from None
+        return None
+    domains = tuple(dict.fromkeys(a or b for a, b in _LITERAL.findall(expression) if "." in (a or b)))
+    return CppProgram(expression, program, domains)
+
+
+class DeviceActivation:
+    """The ``device`` variable of one device for both runtimes, each built on first use."""
+
+    __slots__ = ("_celpy", "_cpp", "_plain", "device")
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+        self._celpy: dict[str, Any] | None = None
+        self._plain: dict[str, Any] | None = None
+        self._cpp: Any = None
+
+    def cpp(self, domains: tuple[str, ...] = ()) -> Any:
+        """cel-expr-python's activation (converted to C++ values once per device, unless the
+        expression names a domain the device lacks)."""
+        data = self.plain(domains)
+        if data is not self._plain:
+            return _cpp_env().Activation({"device": data})
+        if self._cpp is None:
+            self._cpp = _cpp_env().Activation({"device": data})
+        return self._cpp
+
+    def celpy(self) -> dict[str, Any]:
+        if self._celpy is None:
+            self._celpy = {"device": device_variable(self.device)}
+        return self._celpy
+
+    def plain(self, domains: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The variable as plain Python values; ``domains`` the device has no attributes in
+        read as empty maps (as in Kubernetes), so ``'x' in device.attributes['other']`` is false."""
+        if self._plain is None:
+            d = self.device
+            attrs: dict[str, dict[str, Any]] = {}
+            for qname, value in d.attributes.items():
+                domain, short = _split_qualified(qname, d.driver)
+                if isinstance(value, (bool, int, float, str)):
+                    attrs.setdefault(domain, {})[short] = value
+                elif value is not None:
+                    attrs.setdefault(domain, {})[short] = str(value)
+            self._plain = {"driver": d.driver, "attributes": attrs, "capacity": {},
+                           "allowMultipleAllocations": d.allow_multiple_allocations}
+        missing = [x for x in domains if x not in self._plain["attributes"]]
+        if not missing:
+            return self._plain
+        return {**self._plain, "attributes": {**self._plain["attributes"], **{x: {} for x in missing}}}

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from inventory import mig
@@ -102,13 +103,21 @@ def shared_share(consumed: Sequence[tuple[str, str]], capacity: Mapping[str, str
     return min(1.0, max(ratios)) if ratios else None
 
 
+@lru_cache(maxsize=256)
+def _profile_share(product: str, profile: str) -> float | None:
+    """Memory slices of ``profile`` over the GPU model's, from the profile tables; None when
+    the model or profile is not in them."""
+    model = mig.model_for(product)
+    prof = model.profile(profile) if model and profile else None
+    return prof.size / model.slices if model and prof else None
+
+
 def mig_share(device: GpuDevice, parent_memory: int | None = None) -> float:
     """Share of its parent GPU a MIG instance is: profile memory slices / the model's memory
     slices; else ``memory`` / parent ``memory``; else 1 (over- rather than under-charging)."""
-    model = mig.model_for(device.product)
-    prof = model.profile(device.profile) if model and device.profile else None
-    if model and prof:
-        return prof.size / model.slices
+    share = _profile_share(device.product, device.profile)
+    if share is not None:
+        return share
     if device.memory_bytes and parent_memory and parent_memory > 0:
         return min(1.0, device.memory_bytes / parent_memory)
     return 1.0
@@ -129,6 +138,33 @@ def device_share(device: GpuDevice, consumed: Sequence[tuple[str, str]] = (), pa
     if device.product:
         return "gpu", 1.0
     return "not_gpu", 0.0
+
+
+def devices_by_uuid(devices: Mapping[tuple[str, str, str], GpuDevice]) -> dict[str, GpuDevice]:
+    """``devices`` by GPU UUID (MIG instances find their parent GPU by ``parentUUID``)."""
+    return {d.uuid: d for d in devices.values() if d.uuid}
+
+
+def result_holding(
+    cluster: str,
+    namespace: str,
+    claim: str,
+    claim_uid: str,
+    device: GpuDevice,
+    consumed: Sequence[tuple[str, str]] = (),
+    parent_memory: int | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> Holding | None:
+    """The holding of one allocation result naming ``device`` (``consumed``: its
+    ``consumedCapacity``); None when the device is not a GPU (share 0)."""
+    kind, share = device_share(device, consumed, parent_memory)
+    if kind == "not_gpu":
+        return None
+    return Holding(
+        cluster=cluster, namespace=namespace, claim=claim, claim_uid=claim_uid, device=device.key,
+        product=device.product or UNKNOWN_PRODUCT, kind=kind, share=share, start=start, end=end,
+    )  # fmt: skip
 
 
 def claim_holdings(
@@ -152,19 +188,21 @@ def claim_holdings(
     skipped = 0
     for r in claim.results:
         dev = devices.get(r.device_key)
-        if dev is None:
+        parent = by_uuid.get(dev.parent_uuid) if dev is not None and dev.parent_uuid else None
+        h = None if dev is None else result_holding(
+            cluster, claim.namespace, claim.name, claim.uid, dev, getattr(r, "consumed_capacity", ()),
+            parent.memory_bytes if parent else None, start, end,
+        )  # fmt: skip
+        if h is None:
             skipped += 1
-            continue
-        parent = by_uuid.get(dev.parent_uuid) if dev.parent_uuid else None
-        kind, share = device_share(dev, getattr(r, "consumed_capacity", ()), parent.memory_bytes if parent else None)
-        if kind == "not_gpu":
-            skipped += 1
-            continue
-        out.append(Holding(
-            cluster=cluster, namespace=claim.namespace, claim=claim.name, claim_uid=claim.uid, device=dev.key,
-            product=dev.product or UNKNOWN_PRODUCT, kind=kind, share=share, start=start, end=end,
-        ))  # fmt: skip
+        else:
+            out.append(h)
     return out, skipped
+
+
+def needs_parent_memory(device: GpuDevice) -> bool:
+    """Whether ``mig_share`` would fall back to the parent GPU's memory (no profile table)."""
+    return device.type == "mig" and _profile_share(device.product, device.profile) is None
 
 
 def held_seconds(start: datetime | None, end: datetime | None, since: datetime, until: datetime) -> float:
@@ -385,7 +423,10 @@ def summarize(
             else:
                 row.hours_estimated += gpu_hours
                 row.used_estimated += used
-        for edge in edges:
+        first = 0 if h.start is None or h.start <= since else int((h.start - since) / bucket)
+        for edge in edges[first:]:
+            if h.end is not None and edge >= h.end:
+                break
             s = held_seconds(h.start, h.end, edge, min(edge + bucket, until))
             if s > 0:
                 trend[(edge, h.namespace)] = trend.get((edge, h.namespace), 0.0) + s / 3600 * h.share

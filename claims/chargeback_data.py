@@ -21,12 +21,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, Max, Q
+from django.db.models import F, Max, Q, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from inventory import charts
 from inventory.kube import parse_time
-from inventory.models import AllocationResult, ClaimState, Cluster, Device, ResourceClaim, SourceKind
+from inventory.models import AllocationResult, ClaimState, Cluster, Device, DeviceType, ResourceClaim, SourceKind
 from inventory.records import parse_object
 
 from . import chargeback as cb
@@ -35,15 +36,12 @@ from .ledger.models import ChargebackHolding
 log = logging.getLogger(__name__)
 
 HELD_STATES = (ClaimState.ALLOCATED, ClaimState.IN_USE, ClaimState.DELETING)
-_DEVICE_FIELDS = ("id", "driver", "pool", "name", "type", "product_name", "profile", "uuid", "parent_uuid", "memory_bytes", "capacity")
-
-
-def _gpu_device(d: Device) -> cb.GpuDevice:
-    return cb.GpuDevice(
-        key=(d.driver, d.pool, d.name), type=d.type, product=d.product_name or "", profile=d.profile or "",
-        uuid=d.uuid or "", parent_uuid=d.parent_uuid or "", memory_bytes=d.memory_bytes,
-        capacity={str(k): str(v) for k, v in (d.capacity or {}).items()},
-    )  # fmt: skip
+_RESULT_FIELDS = (
+    "claim_id", "device_id", "device__driver", "device__pool", "device__name", "device__type", "device__product_name",
+    "device__profile", "device__uuid", "device__parent_uuid", "device__memory_bytes",
+)  # fmt: skip
+# Only a shared device's result carries it: claims without the word are not parsed at all.
+_CONSUMED = "consumedCapacity"
 
 
 def ledger_now(cluster: Cluster, model: Any = None) -> datetime:
@@ -56,43 +54,74 @@ def ledger_now(cluster: Cluster, model: Any = None) -> datetime:
     return timezone.now()
 
 
-def current_holdings(cluster: Cluster) -> tuple[list[cb.Holding], int, dict[tuple[str, str, str], int]]:
-    """What the claims stored now hold (start = ``allocated_at``, else creation; end None).
-
-    Returns (holdings, allocation results not counted, device key -> ``Device`` pk).
-    Three queries: held claims, their results with devices, the parent GPUs of MIG devices.
-    """
-    claims = {
-        c.pk: c for c in ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
-        .only("pk", "uid", "name", "namespace", "raw", "allocated_at", "created", "cluster_id")
-    }  # fmt: skip
-    results = (
-        AllocationResult.objects.filter(claim_id__in=list(claims), device__isnull=False)
-        .select_related("device").only("claim_id", "device_id", *(f"device__{f}" for f in _DEVICE_FIELDS))
+def _consumed_by_result(cluster: Cluster) -> dict[tuple[int, tuple[str, str, str]], tuple[tuple[str, str], ...]]:
+    """(claim pk, device key) -> ``consumedCapacity`` of the held claims whose stored object
+    mentions it (a text match narrows the rows; the parse layer reads the field)."""
+    rows = (
+        ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
+        .annotate(raw_text=Cast("raw", TextField())).filter(raw_text__contains=_CONSUMED).only("pk", "raw")
     )
-    devices: dict[tuple[str, str, str], cb.GpuDevice] = {}
-    pks: dict[tuple[str, str, str], int] = {}
-    for r in results:
-        g = _gpu_device(r.device)
-        devices[g.key] = g
-        pks[g.key] = r.device.pk
-    parents = {d.parent_uuid for d in devices.values() if d.parent_uuid}
-    if parents:
-        for d in Device.objects.filter(cluster=cluster, uuid__in=parents).only(*_DEVICE_FIELDS):
-            devices.setdefault((d.driver, d.pool, d.name), _gpu_device(d))
-    out: list[cb.Holding] = []
-    skipped = 0
-    for c in claims.values():
+    out = {}
+    for c in rows:
         try:
             record = parse_object(c.raw)
         except ValueError:
-            record = None
-        if record is None:
             continue
-        got, n = cb.claim_holdings(cluster.name, record, devices, c.allocated_at or c.created)
-        out.extend(got)
-        skipped += n
-    return out, skipped, pks
+        for r in getattr(record, "results", ()):
+            if r.consumed_capacity:
+                out[(c.pk, r.device_key)] = r.consumed_capacity
+    return out
+
+
+def current_holdings(cluster: Cluster) -> tuple[list[cb.Holding], int, dict[tuple[str, str, str], int]]:
+    """What the claims stored now hold (start = ``allocated_at``, else creation; end None).
+
+    Returns (holdings, allocation results not counted, device key -> ``Device`` pk). At most
+    six queries, however many claims: held claims, their results with devices, results
+    naming no stored device, the claims with a ``consumedCapacity`` (parsed), those devices'
+    capacities, parent GPUs' memory (only for MIG devices the profile tables do not know).
+    """
+    claims = {
+        pk: rest for pk, *rest in ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
+        .values_list("pk", "uid", "name", "namespace", "allocated_at", "created")
+    }  # fmt: skip
+    held = AllocationResult.objects.filter(cluster=cluster, claim__cluster=cluster, claim__state__in=HELD_STATES)
+    results = list(held.filter(device__isnull=False).values_list(*_RESULT_FIELDS).order_by("claim_id", "pk"))
+    unresolved = held.filter(device__isnull=True).count()
+    consumed = _consumed_by_result(cluster) if results else {}
+    capacities: dict[int, dict[str, str]] = {}
+    shared_pks = {r[1] for r in results if (r[0], (r[2], r[3], r[4])) in consumed}
+    if shared_pks:
+        capacities = {pk: {str(k): str(v) for k, v in (cap or {}).items()}
+                      for pk, cap in Device.objects.filter(pk__in=shared_pks).values_list("pk", "capacity")}
+    devices: dict[int, cb.GpuDevice] = {}
+    for r in results:
+        if r[1] not in devices:
+            devices[r[1]] = cb.GpuDevice(
+                key=(r[2], r[3], r[4]), type=r[5], product=r[6] or "", profile=r[7] or "", uuid=r[8] or "",
+                parent_uuid=r[9] or "", memory_bytes=r[10], capacity=capacities.get(r[1], {}),
+            )  # fmt: skip
+    parent_memory: dict[str, int | None] = {}
+    if any(cb.needs_parent_memory(d) for d in devices.values()):
+        parent_memory = dict(Device.objects.filter(cluster=cluster, type=DeviceType.GPU).exclude(uuid="")
+                             .values_list("uuid", "memory_bytes"))
+    out: list[cb.Holding] = []
+    skipped = unresolved
+    for r in results:
+        c = claims.get(r[0])
+        if c is None:
+            continue
+        dev = devices[r[1]]
+        uid, name, namespace, allocated_at, created = c
+        h = cb.result_holding(
+            cluster.name, namespace, name, uid, dev, consumed.get((r[0], dev.key), ()),
+            parent_memory.get(dev.parent_uuid) if dev.parent_uuid else None, allocated_at or created,
+        )  # fmt: skip
+        if h is None:
+            skipped += 1
+        else:
+            out.append(h)
+    return out, skipped, {d.key: pk for pk, d in devices.items()}
 
 
 def _key(claim_uid: str, device: tuple[str, str, str]) -> tuple[str, str, str, str]:
@@ -102,7 +131,8 @@ def _key(claim_uid: str, device: tuple[str, str, str]) -> tuple[str, str, str, s
 def record_holdings(cluster: Cluster, now: datetime) -> dict[str, int]:
     """Bring the ledger up to what the cluster's claims hold at ``now``: a row for each new
     holding, ``last_seen = now`` for those still held, ``end = last_seen`` for those no longer
-    seen. Returns {opened, closed, held}."""
+    seen. Returns {opened, closed, held}. A fixed number of statements (batches of 1,000 for
+    inserts and closings)."""
     held, _, _ = current_holdings(cluster)
     open_rows = {
         _key(r[1], (r[2], r[3], r[4])): r[0]
@@ -110,6 +140,11 @@ def record_holdings(cluster: Cluster, now: datetime) -> dict[str, int]:
         .values_list("pk", "claim_uid", "driver", "pool", "device_name")
     }  # fmt: skip
     current = {_key(h.claim_uid, h.device): h for h in held}
+    gone = [pk for k, pk in open_rows.items() if k not in current]
+    for i in range(0, len(gone), 1000):
+        ChargebackHolding.objects.filter(pk__in=gone[i:i + 1000]).update(end=F("last_seen"))
+    # Every row still open now is held (the gone ones were just closed).
+    ChargebackHolding.objects.filter(cluster=cluster, end__isnull=True).update(last_seen=now)
     new = [
         ChargebackHolding(
             cluster=cluster, claim_uid=h.claim_uid, namespace=h.namespace, claim_name=h.claim, driver=h.device[0],
@@ -119,12 +154,6 @@ def record_holdings(cluster: Cluster, now: datetime) -> dict[str, int]:
         for k, h in current.items() if k not in open_rows
     ]  # fmt: skip
     ChargebackHolding.objects.bulk_create(new, batch_size=1000)
-    still = [pk for k, pk in open_rows.items() if k in current]
-    gone = [pk for k, pk in open_rows.items() if k not in current]
-    for i in range(0, len(still), 1000):
-        ChargebackHolding.objects.filter(pk__in=still[i:i + 1000]).update(last_seen=now)
-    for i in range(0, len(gone), 1000):
-        ChargebackHolding.objects.filter(pk__in=gone[i:i + 1000]).update(end=F("last_seen"))
     return {"opened": len(new), "closed": len(gone), "held": len(current)}
 
 
@@ -153,42 +182,54 @@ def cluster_holdings(cluster: Cluster, since: datetime, until: datetime) -> tupl
     first_seen: dict[tuple[str, str, str, str], datetime] = {}
     snapshot_end = as_of(cluster) if cluster.source_kind == SourceKind.SNAPSHOT else None
     out: list[cb.Holding] = []
-    for r in rows.only("claim_uid", "namespace", "claim_name", "driver", "pool", "device_name", "product", "kind",
-                       "share", "start", "last_seen", "end"):  # fmt: skip
-        key = _key(r.claim_uid, (r.driver, r.pool, r.device_name))
-        if r.end is None and key in current:
-            if r.start:
-                first_seen[key] = r.start
+    for uid, ns, name, driver, pool, dev, product, kind, share, start, last_seen, end in rows.values_list(
+        "claim_uid", "namespace", "claim_name", "driver", "pool", "device_name", "product", "kind",
+        "share", "start", "last_seen", "end",
+    ):  # fmt: skip
+        key = _key(uid, (driver, pool, dev))
+        if end is None and key in current:
+            if start:
+                first_seen[key] = start
             continue
         out.append(cb.Holding(
-            cluster=cluster.name, namespace=r.namespace, claim=r.claim_name, claim_uid=r.claim_uid,
-            device=(r.driver, r.pool, r.device_name), product=r.product or cb.UNKNOWN_PRODUCT, kind=r.kind,
-            share=r.share, start=r.start, end=r.end or r.last_seen,
+            cluster=cluster.name, namespace=ns, claim=name, claim_uid=uid, device=(driver, pool, dev),
+            product=product or cb.UNKNOWN_PRODUCT, kind=kind, share=share, start=start, end=end or last_seen,
         ))  # fmt: skip
     for key, h in current.items():
-        start = h.start or first_seen.get(key)
-        out.append(replace(h, start=start, end=snapshot_end))
+        out.append(replace(h, start=h.start or first_seen.get(key), end=snapshot_end))
     return out, skipped, pks
 
 
-def _utilization(cluster: Cluster, holdings: Sequence[cb.Holding], pks: dict[tuple[str, str, str], int],
-                 since: datetime, until: datetime) -> tuple[list[cb.Holding], list[str]]:
+def _utilization(cluster: Cluster, holdings: Sequence[cb.Holding], since: datetime,
+                 until: datetime) -> tuple[list[cb.Holding], list[str]]:
     """Each holding with its device's utilization over the window: ``measured`` from the
     cluster's Prometheus (``avg_over_time``, as the idle page) where it answers, else
-    ``estimate`` from the stored latest value when sampled inside the window."""
+    ``estimate`` from the stored latest value when sampled inside the window. One query per
+    500 pools of the holdings' devices (plus Prometheus' two for a polled cluster)."""
     from inventory.prometheus import MetricsUnavailable
     from inventory.telemetry import average_utilization, gpu_neighbours, prometheus_url_for
 
     keys = {h.device for h in holdings}
-    pools = {k[1] for k in keys}
-    rows = [d for d in Device.objects.filter(cluster=cluster, pool__in=pools).only(
-        "id", "cluster_id", "driver", "pool", "name", "node_name", "type", "uuid", "parent_uuid", "product_name",
-        "profile", "metrics", "metrics_at", "pci_bus_id", "type_raw", "memory_bytes",
-    ) if (d.driver, d.pool, d.name) in keys]  # fmt: skip
-    by_key = {(d.driver, d.pool, d.name): d for d in rows}
+    pools = sorted({k[1] for k in keys})
+    polled = bool(prometheus_url_for(cluster))
+    found: dict[tuple[str, str, str], tuple[int, dict, datetime | None]] = {}
+    rows: list[Device] = []
+    for i in range(0, len(pools), 500):
+        qs = Device.objects.filter(cluster=cluster, pool__in=pools[i:i + 500])
+        if polled:  # the DCGM join needs the rows themselves
+            for d in qs.only("id", "cluster_id", "driver", "pool", "name", "node_name", "type", "uuid", "parent_uuid",
+                             "product_name", "profile", "metrics", "metrics_at", "pci_bus_id", "type_raw", "memory_bytes"):  # fmt: skip
+                if (d.driver, d.pool, d.name) in keys:
+                    rows.append(d)
+                    found[(d.driver, d.pool, d.name)] = (d.pk, d.metrics or {}, d.metrics_at)
+        else:
+            for pk, driver, pool, name, metrics, at in qs.exclude(metrics={}).values_list(
+                    "pk", "driver", "pool", "name", "metrics", "metrics_at"):  # fmt: skip
+                if (driver, pool, name) in keys:
+                    found[(driver, pool, name)] = (pk, metrics or {}, at)
     measured: dict[int, float] = {}
     errors: list[str] = []
-    if rows and prometheus_url_for(cluster):
+    if rows:
         try:
             window_s = max(1, int((until - since).total_seconds()))
             measured = average_utilization(cluster, rows, gpu_neighbours(rows), window_s, until)
@@ -196,15 +237,17 @@ def _utilization(cluster: Cluster, holdings: Sequence[cb.Holding], pks: dict[tup
             errors.append(f"{cluster.name}: {exc}")
     out = []
     for h in holdings:
-        d = by_key.get(h.device)
-        if d is None:
+        got = found.get(h.device)
+        if got is None:
             out.append(h)
-        elif d.pk in measured:
-            out.append(replace(h, utilization=measured[d.pk], basis=cb.MEASURED))
-        else:
-            util = charts.utilization_percent(d.metrics or {})
-            recent = d.metrics_at is not None and since <= d.metrics_at <= until
-            out.append(replace(h, utilization=util, basis=cb.ESTIMATE) if util is not None and recent else h)
+            continue
+        pk, metrics, at = got
+        if pk in measured:
+            out.append(replace(h, utilization=measured[pk], basis=cb.MEASURED))
+            continue
+        util = charts.utilization_percent(metrics)
+        recent = at is not None and since <= at <= until
+        out.append(replace(h, utilization=util, basis=cb.ESTIMATE) if util is not None and recent else h)
     return out, errors
 
 
@@ -224,9 +267,9 @@ def build_report(clusters: Iterable[Cluster], since: datetime, until: datetime) 
     skipped = 0
     errors: list[str] = []
     for c in clusters:
-        got, n, pks = cluster_holdings(c, since, until)
+        got, n, _ = cluster_holdings(c, since, until)
         got = [h for h in got if cb.held_seconds(h.start, h.end, since, until) > 0]
-        got, errs = _utilization(c, got, pks, since, until)
+        got, errs = _utilization(c, got, since, until)
         holdings.extend(got)
         skipped += n
         errors.extend(errs)

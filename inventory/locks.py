@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -72,7 +72,17 @@ def _row(cluster_id: int) -> None:
 
 def try_acquire(cluster_id: int, holder: str, *, ttl: float | None = None, take_over: str = "") -> bool:
     """Take the lease of one cluster for ``holder`` if it is free, expired, held by a dead
-    process of this host, or held by ``take_over`` (this sync's queued marker)."""
+    process of this host, or held by ``take_over`` (this sync's queued marker). A database
+    too busy to answer (SQLite while another sync writes) counts as "not now"."""
+    try:
+        return _try_acquire(cluster_id, holder, ttl, take_over)
+    except OperationalError as exc:
+        if "locked" in str(exc):
+            return False
+        raise
+
+
+def _try_acquire(cluster_id: int, holder: str, ttl: float | None, take_over: str) -> bool:
     _row(cluster_id)
     now = timezone.now()
     free = Q(holder="") | Q(expires_at__lt=now)

@@ -119,6 +119,7 @@ class _Target:
         self.skipped = 0
         self.errors: list[str] = []
         self.gone = False
+        self.absent = False  # an optional kind the server does not serve (its CRD not installed)
         self.generation = 0  # bumped when a relist supersedes a running watch
         self.thread: threading.Thread | None = None
 
@@ -152,6 +153,7 @@ class WatchSource:
             _Target(spec, key, ns, params, cursors.get(key, Cursor())) for spec in kinds for key, ns, params in spec.targets()
         ]
         self._read_once = False
+        self.last_read: ReadResult | None = None
 
     # -- what to do with each list -------------------------------------------------------
     def _relist_due(self, t: _Target) -> bool:
@@ -163,10 +165,13 @@ class WatchSource:
 
     def _plan(self) -> tuple[list[_Target], list[_Target]]:
         """(lists to watch, lists to list). Any list of a kind due for a relist relists the
-        whole kind, so the kind is complete and its vanished objects can be deleted."""
-        relist_kinds = {t.spec.kind for t in self.targets if self._relist_due(t)}
-        watch = [t for t in self.targets if t.spec.kind not in relist_kinds]
-        listing = [t for t in self.targets if t.spec.kind in relist_kinds]
+        whole kind, so the kind is complete and its vanished objects can be deleted. An
+        optional kind found not served is asked again only at the next relist."""
+        targets = [t for t in self.targets if not (t.absent and t.listed_at is not None and
+                                                   (self.now - t.listed_at).total_seconds() < self.relist_seconds)]
+        relist_kinds = {t.spec.kind for t in targets if self._relist_due(t)}
+        watch = [t for t in targets if t.spec.kind not in relist_kinds]
+        listing = [t for t in targets if t.spec.kind in relist_kinds]
         return watch, listing
 
     # -- reading ---------------------------------------------------------------------------
@@ -192,11 +197,13 @@ class WatchSource:
             listing += [t for t in watch if t.spec.kind in gone_kinds]
             watch = [t for t in watch if t.spec.kind not in gone_kinds]
         out.delta_kinds = {t.spec.kind for t in watch}
+        self.last_read = out
         out.stream = self._stream(watch, listing, out)
         return out
 
     def pending(self) -> bool:
         """keep_open: is there anything for a read to do (events arrived, a list due, an error)?"""
+        self.now = _utcnow() if self._read_once else self.now
         watch, listing = self._plan()
         if listing:
             return True
@@ -361,7 +368,7 @@ class WatchSource:
             except (KubeHTTPError, SourceError) as exc:
                 out.errors.append(f"list {t.key} ({version}): {getattr(exc, 'message', exc)}")
                 return False
-            t.version, t.gone = version, False
+            t.version, t.gone, t.absent = version, False, False
             t.listed_at = self.now
             with t.lock:  # a watch still running from before the list is superseded
                 t.rv, t.buffer, t.skipped = rv, {}, 0
@@ -371,6 +378,7 @@ class WatchSource:
                 self._start_thread(t)
             return True
         if spec.optional:
+            t.absent, t.listed_at = True, self.now
             return True  # not installed: an empty, complete list
         out.errors.append(f"list {t.key}: the server serves none of {', '.join(spec.versions)}")
         return False

@@ -1,7 +1,7 @@
 """Rules for claims after allocation: allocated_not_reserved, reserved_for_missing_pod,
 claim_stuck_deallocating.
 
-Pure: no Django. Evidence: ``status.allocation`` (``allocationTimestamp``, ``nodeSelector``),
+Pure: no Django. Rules yield ``Verdict``s; one renderer per category writes the text. Evidence: ``status.allocation`` (``allocationTimestamp``, ``nodeSelector``),
 ``status.reservedFor[].uid`` against existing pods, ``metadata.deletionTimestamp`` and
 ``metadata.finalizers``.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from claims.diagnosis.context import Context, claim_ref, minutes, node_ref, pod_ref
-from claims.diagnosis.findings import Finding
+from claims.diagnosis.verdicts import Verdict, renders
 from inventory.kube import ObjectRef
 from inventory.records import Node, Pod
 
@@ -30,7 +30,7 @@ def _rejecting_nodes(ctx: Context, pod: Pod) -> list[Node]:
     return out
 
 
-def rule_allocated_not_reserved(ctx: Context) -> Iterator[Finding]:
+def rule_allocated_not_reserved(ctx: Context) -> Iterator[Verdict]:
     state = ctx.state
     for c in state.claims.values():
         if not c.allocated or c.reserved_for or c.deletion_timestamp:
@@ -47,43 +47,57 @@ def rule_allocated_not_reserved(ctx: Context) -> Iterator[Finding]:
                 rejecting.extend(_rejecting_nodes(ctx, p))
         node_names = list(dict.fromkeys(alloc_nodes + [n.name for n in rejecting]))
         cordoned = [n for n in alloc_nodes if state.nodes.get(n) and state.nodes[n].unschedulable]
-        age = ctx.age(since)
         devices = ", ".join(f"{r.pool}/{r.device}" for r in c.results)
-        why = []
-        if pods:
-            why.append(
-                "pod " + ", ".join(f"{p.name} ({p.phase or '?'}, {'bound to ' + p.node_name if p.node_name else 'unbound'})" for p in pods)
-            )
-        elif owner_gone:
-            why.append("its owning pod no longer exists")
-        else:
-            why.append("no pod references it")
-        if cordoned:
-            why.append(f"allocation pins it to cordoned node {', '.join(cordoned)}")
-        yield Finding(
+        yield Verdict(
             category="allocated_not_reserved",
             severity="warning",
             objects=tuple(dict.fromkeys([claim_ref(c), *(pod_ref(p) for p in pods),
                                          *(node_ref(n) for n in node_names)])),
-            summary=(
-                f"Claim {c.namespace}/{c.name} has held {devices}"
-                + (f" for {minutes(age)}" if age is not None else "")
-                + " with an empty reservedFor; " + "; ".join(why) + "."
-            ),
-            next_action=(
-                (f"Uncordon {', '.join(cordoned)} if its maintenance is over, since the allocation pins"
-                 " the pod there; otherwise delete the pod so its claim is released and re-allocated.")
-                if cordoned else
-                ("Delete the pod (or the claim, if nothing will use it) so the devices are released;"
-                 " check why the pod is not scheduled onto the allocated node.")
-            ),
+            uids=(c.uid, *(p.uid for p in pods)),
             since=since,
-            evidence={"allocation_nodes": alloc_nodes, "devices": devices,
-                      "rejecting_nodes": [n.name for n in rejecting]},
+            facts={
+                "allocation_nodes": alloc_nodes, "devices": devices,
+                "rejecting_nodes": [n.name for n in rejecting],
+                "held_seconds": ctx.age(since),
+                "pods": [{"name": p.name, "phase": p.phase, "node": p.node_name} for p in pods],
+                "owner_gone": owner_gone,
+                "cordoned": cordoned,
+            },
         )
 
 
-def rule_reserved_for_missing_pod(ctx: Context) -> Iterator[Finding]:
+@renders("allocated_not_reserved")
+def _render_allocated_not_reserved(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    main = v.objects[0]
+    why = []
+    if f["pods"]:
+        why.append("pod " + ", ".join(
+            f"{p['name']} ({p['phase'] or '?'}, {'bound to ' + p['node'] if p['node'] else 'unbound'})"
+            for p in f["pods"]))
+    elif f["owner_gone"]:
+        why.append("its owning pod no longer exists")
+    else:
+        why.append("no pod references it")
+    if f["cordoned"]:
+        why.append(f"allocation pins it to cordoned node {', '.join(f['cordoned'])}")
+    age = f["held_seconds"]
+    summary = (
+        f"Claim {main.namespace}/{main.name} has held {f['devices']}"
+        + (f" for {minutes(age)}" if age is not None else "")
+        + " with an empty reservedFor; " + "; ".join(why) + "."
+    )
+    action = (
+        (f"Uncordon {', '.join(f['cordoned'])} if its maintenance is over, since the allocation pins"
+         " the pod there; otherwise delete the pod so its claim is released and re-allocated.")
+        if f["cordoned"] else
+        ("Delete the pod (or the claim, if nothing will use it) so the devices are released;"
+         " check why the pod is not scheduled onto the allocated node.")
+    )
+    return summary, action
+
+
+def rule_reserved_for_missing_pod(ctx: Context) -> Iterator[Verdict]:
     state = ctx.state
     if "Pod" not in state.kinds_seen:
         return  # a snapshot without pods cannot tell a missing consumer from an omitted one
@@ -107,37 +121,46 @@ def rule_reserved_for_missing_pod(ctx: Context) -> Iterator[Finding]:
         refused = [p for p in state.pods_using_claim(c) if p.uid not in reserved_uids and not p.terminal]
         ownerless = not c.has_owner
         absent = [ObjectRef("Pod", c.namespace, r.name) for r in missing]
-        parts = []
-        if missing:
-            parts.append("reservedFor names pod(s) that no longer exist: "
-                         + ", ".join(f"{r.name} (uid {r.uid})" for r in missing))
-        if finished:
-            parts.append("reserved for finished pod(s) " + ", ".join(p.name for p in finished))
-        if refused:
-            parts.append("pod(s) " + ", ".join(p.name for p in refused)
-                         + " reference the claim but are not in reservedFor, so the kubelet refuses them")
-        if ownerless:
-            parts.append("the claim has no ownerReferences, so it is never garbage-collected")
-        yield Finding(
+        yield Verdict(
             category="reserved_for_missing_pod",
             severity="critical" if refused else "warning",
             objects=tuple(dict.fromkeys([claim_ref(c), *(pod_ref(p) for p in refused),
                                          *(pod_ref(p) for p in finished), *absent])),
-            summary=f"Claim {c.namespace}/{c.name}: " + "; ".join(parts) + ".",
-            next_action=(
-                "After confirming the old pod is gone from the node, delete the claim (or clear the"
-                " stale reservedFor entry) and fix whatever creates claims without a pod owner."
-                if ownerless else
-                "Check that kube-controller-manager's resourceclaim controller runs; after confirming"
-                " the pod is gone from the node, delete the claim or clear the stale reservation."
-            ),
+            uids=(c.uid, *(p.uid for p in refused), *(p.uid for p in finished), *("" for _ in absent)),
             since=c.allocation_timestamp,
-            evidence={"absent": [a.to_dict() for a in absent],
-                      "refused_pods": [p.name for p in refused], "ownerless": ownerless},
+            facts={"absent": [a.to_dict() for a in absent],
+                   "refused_pods": [p.name for p in refused], "ownerless": ownerless,
+                   "missing": [{"name": r.name, "uid": r.uid} for r in missing],
+                   "finished_pods": [p.name for p in finished]},
         )
 
 
-def rule_claim_stuck_deallocating(ctx: Context) -> Iterator[Finding]:
+@renders("reserved_for_missing_pod")
+def _render_reserved_for_missing_pod(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    main = v.objects[0]
+    parts = []
+    if f["missing"]:
+        parts.append("reservedFor names pod(s) that no longer exist: "
+                     + ", ".join(f"{r['name']} (uid {r['uid']})" for r in f["missing"]))
+    if f["finished_pods"]:
+        parts.append("reserved for finished pod(s) " + ", ".join(f["finished_pods"]))
+    if f["refused_pods"]:
+        parts.append("pod(s) " + ", ".join(f["refused_pods"])
+                     + " reference the claim but are not in reservedFor, so the kubelet refuses them")
+    if f["ownerless"]:
+        parts.append("the claim has no ownerReferences, so it is never garbage-collected")
+    action = (
+        "After confirming the old pod is gone from the node, delete the claim (or clear the"
+        " stale reservedFor entry) and fix whatever creates claims without a pod owner."
+        if f["ownerless"] else
+        "Check that kube-controller-manager's resourceclaim controller runs; after confirming"
+        " the pod is gone from the node, delete the claim or clear the stale reservation."
+    )
+    return f"Claim {main.namespace}/{main.name}: " + "; ".join(parts) + ".", action
+
+
+def rule_claim_stuck_deallocating(ctx: Context) -> Iterator[Verdict]:
     state = ctx.state
     by_uid = state.pods_by_uid()
     for c in state.claims.values():
@@ -151,30 +174,39 @@ def rule_claim_stuck_deallocating(ctx: Context) -> Iterator[Finding]:
         blocked_now = bool(c.results) and bool(gone) and not present
         if not blocked_now and not ctx.older_than(c.deletion_timestamp, ctx.thresholds.deleting_seconds):
             continue
-        age = ctx.age(c.deletion_timestamp)
         nodes = list(c.allocation_nodes)
         devices = ", ".join(f"{r.pool}/{r.device}" for r in c.results)
         absent = [ObjectRef("Pod", c.namespace, r.name) for r in gone]
-        yield Finding(
+        yield Verdict(
             category="claim_stuck_deallocating",
             severity="critical" if c.results else "warning",
             objects=tuple(dict.fromkeys([claim_ref(c), *(pod_ref(p) for p in present), *absent,
                                          *(node_ref(n) for n in nodes)])),
-            summary=(
-                f"Claim {c.namespace}/{c.name} has been deleting"
-                + (f" for {minutes(age)}" if age is not None else "")
-                + f", finalizers {', '.join(c.finalizers)} remain"
-                + (f", still allocated ({devices})" if devices else "")
-                + (f", reservedFor names {len(gone)} pod(s) that no longer exist" if gone else "")
-                + (f", reserved for live pod(s) {', '.join(p.name for p in present)}" if present else "")
-                + "."
-            ),
-            next_action=(
-                "Confirm on the node that no container still uses the devices and that the driver"
-                " unprepared the claim, check the resourceclaim controller clears reservedFor; remove"
-                " the finalizer by hand only as a last resort."
-            ),
+            uids=(c.uid, *(p.uid for p in present)),
             since=c.deletion_timestamp,
-            evidence={"finalizers": list(c.finalizers), "absent": [a.to_dict() for a in absent],
-                      "devices": devices},
+            facts={"finalizers": list(c.finalizers), "absent": [a.to_dict() for a in absent],
+                   "devices": devices, "deleting_seconds": ctx.age(c.deletion_timestamp),
+                   "gone": len(gone), "present": [p.name for p in present]},
         )
+
+
+@renders("claim_stuck_deallocating")
+def _render_claim_stuck_deallocating(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    main = v.objects[0]
+    age = f["deleting_seconds"]
+    summary = (
+        f"Claim {main.namespace}/{main.name} has been deleting"
+        + (f" for {minutes(age)}" if age is not None else "")
+        + f", finalizers {', '.join(f['finalizers'])} remain"
+        + (f", still allocated ({f['devices']})" if f["devices"] else "")
+        + (f", reservedFor names {f['gone']} pod(s) that no longer exist" if f["gone"] else "")
+        + (f", reserved for live pod(s) {', '.join(f['present'])}" if f["present"] else "")
+        + "."
+    )
+    action = (
+        "Confirm on the node that no container still uses the devices and that the driver"
+        " unprepared the claim, check the resourceclaim controller clears reservedFor; remove"
+        " the finalizer by hand only as a last resort."
+    )
+    return summary, action

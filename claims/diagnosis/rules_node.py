@@ -27,12 +27,19 @@ MIG_DISABLED_CONFIGS = ("all-disabled", "")
 # (``is not registered``, ``not allowed to use``) and containerd/CRI-O (``unresolvable CDI
 # devices``) emit.
 NOT_REGISTERED = "is not registered"
+# The kubelet's event reasons for a claim it cannot prepare or unprepare (pkg/kubelet/events),
+# and for a container the runtime failed to create or start.
+DRA_KUBELET_REASONS = ("FailedPrepareDynamicResources", "FailedUnprepareDynamicResources")
+CONTAINER_FAILED_REASONS = ("Failed", "CreateContainerError", "RunContainerError")
 NOT_ALLOWED = "not allowed to use"
 UNRESOLVABLE_CDI = "unresolvable CDI devices"
 # The NVIDIA GPU driver's errors when it cannot write a claim's CDI spec during
 # NodePrepareResources (``unable to create CDI spec file for claim``, and the CDI library's
 # ``invalid CDI Spec``): the spec generation depends on the container toolkit's files.
 CDI_SPEC_WRITE = ("unable to create CDI spec file", "invalid CDI Spec")
+# Reasons of the events kube-controller-manager's device taint eviction controller writes on
+# the pods it deletes (``DeviceTaintManagerEviction``; node taints' ``TaintManagerEviction``).
+EVICTION_REASONS = ("DeviceTaintManagerEviction", "TaintManagerEviction")
 # Resources the NVIDIA device plugin advertises in node allocatable.
 DEVICE_PLUGIN_RESOURCE = "nvidia.com/gpu"
 DEVICE_PLUGIN_MIG_PREFIX = "nvidia.com/mig-"
@@ -250,9 +257,9 @@ def rule_kubelet_events(ctx: Context) -> Iterator[Finding]:
         if pod is None or pod.terminal or (pod.phase == "Running" and pod.ready):
             continue
         msg = e.message
-        if NOT_REGISTERED in msg and ("DRA" in msg or "driver" in msg):
+        if e.reason in DRA_KUBELET_REASONS and NOT_REGISTERED in msg:
             cat = "driver_not_registered_on_node"
-        elif UNRESOLVABLE_CDI in msg:
+        elif e.reason in CONTAINER_FAILED_REASONS and UNRESOLVABLE_CDI in msg:
             cat = "cdi_injection_failed"
         elif e.reason in ("FailedPrepareDynamicResources",) and NOT_ALLOWED not in msg:
             cat = "prepare_failed_on_node"
@@ -492,7 +499,7 @@ def rule_unprepare_blocked(ctx: Context) -> Iterator[Finding]:
         driver_slices = [s for s in state.slices_on_node(pod.node_name) if s.driver in drivers]
         events = [
             e for e in state.events_for("Pod", pod.namespace, pod.name)
-            if NOT_REGISTERED in e.message or "UnprepareResources" in e.message
+            if e.reason in DRA_KUBELET_REASONS and (NOT_REGISTERED in e.message or e.reason == "FailedUnprepareDynamicResources")
         ]
         down = (plugins and not any(p.ready for p in plugins)) or events or (
             not plugins and not driver_slices and any(state.is_kubelet_plugin(p) for p in state.pods.values())
@@ -552,7 +559,7 @@ def rule_device_taints(ctx: Context) -> Iterator[Finding]:
             pods = state.pods_using_claim(c)
             evictions = [
                 e for p in pods for e in state.events_for("Pod", p.namespace, p.name)
-                if "Eviction" in e.reason or "taint" in e.message.lower()
+                if e.reason in EVICTION_REASONS
             ]
             tolerated_by_request = not blocking_taints(untolerated_in_result, req_tols)
             objs = [slice_ref(dev.slice_name), claim_ref(c), *(pod_ref(p) for p in pods)]

@@ -20,7 +20,10 @@ match but taints block them), ``constraint_unsatisfiable`` (enough free per requ
 together), ``selector_error`` (a selector does not compile), ``feasible``.
 
 Admin-access requests (``adminAccess: true``) neither count as holding a device nor are kept
-off held ones. Limits: counters (``consumesCounters``) and consumable capacity are not modelled;
+off held ones. A device whose shared counters (``consumesCounters``) held devices took is not
+free, nor a shared device (``allowMultipleAllocations``) with no capacity left. Limits: counters
+consumed together by several requested devices and a request's own ``capacity.requests``
+are not modelled;
 a request with ``firstAvailable`` is judged by its best alternative.
 """
 
@@ -159,8 +162,11 @@ def _check_request(
     for key in all_matching:
         dev = state.devices[key]
         # An admin-access request may take a device another claim holds (KEP-5018).
-        if key in used and key not in shareable and not body.admin_access:
-            continue
+        if not body.admin_access:
+            if key in used and (key not in shareable or not state.shared_device_has_room(dev)):
+                continue
+            if not state.counters_available(dev):
+                continue  # its shared counters are taken (another placement of the same GPU)
         if blocking_taints(device_taints(state, dev), tolerations):
             tainted.append(key)
             continue

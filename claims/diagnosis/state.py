@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from inventory import capacity
 from inventory import records as rec
 from inventory.kube import CONTROL_PLANE_COMPONENTS, GPU_DRIVER, Version, feature_gates, parse_time, parse_version
 from inventory.records import (
@@ -189,6 +190,38 @@ class ClusterState:
     def shareable_devices(self) -> frozenset[tuple[str, str, str]]:
         """Keys of devices published with ``allowMultipleAllocations``: allocated, still free."""
         return frozenset(d.key for s in self.slices if s.allow_multiple for d in s.devices if d.name in s.allow_multiple)
+
+    @cached_property
+    def holdings(self) -> dict[tuple[str, str, str], capacity.Holding]:
+        """Device key -> its holders (``inventory.capacity.holdings``: admin access apart)."""
+        return capacity.holdings(self.claims.values())
+
+    @cached_property
+    def counters_left(self) -> dict[Any, Any]:
+        """(counter set, counter) -> amount left once the held devices' ``consumesCounters``
+        are taken (``inventory.capacity.remaining_counters``)."""
+        return capacity.remaining_counters(self.devices.values(), capacity.counter_sets(self.slices), self.holdings)
+
+    def counters_available(self, device: Device) -> bool:
+        """Are the shared counters this device consumes still available (NVIDIA dynamic MIG:
+        a placement whose GPU's memory slices another placement or the whole GPU took is not
+        allocatable)? True for a device that consumes none, or that is already held."""
+        if not device.consumes_counters:
+            return True
+        h = self.holdings.get(device.key)
+        if h is not None and h.taken:
+            return True
+        left = self.counters_left
+        for cc in device.consumes_counters:
+            for name, amount in cc.counters.items():
+                if left.get(((device.driver, device.pool, cc.counter_set), name), 0) < amount:
+                    return False
+        return True
+
+    def shared_device_has_room(self, device: Device) -> bool:
+        """A device with ``allowMultipleAllocations`` can take one more claim: capacity left
+        after its holders' ``consumedCapacity`` (``inventory.capacity.has_room``)."""
+        return capacity.has_room(device, self.holdings.get(device.key))
 
     @cached_property
     def _slices_by_node(self) -> dict[str | None, list[ResourceSlice]]:

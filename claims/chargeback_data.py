@@ -176,8 +176,10 @@ def cluster_holdings(cluster: Cluster, since: datetime, until: datetime) -> tupl
     (start from ``allocated_at``, else the ledger's first sighting; a snapshot cluster's end
     at its snapshot time)."""
     held, skipped, pks = current_holdings(cluster)
+    # Open rows whatever their start (they give a held claim its first sighting), ended
+    # ones when they overlap the window.
     rows = ChargebackHolding.objects.filter(cluster=cluster).filter(
-        Q(end__isnull=True) | Q(end__gt=since)).filter(Q(start__isnull=True) | Q(start__lt=until))
+        Q(end__isnull=True) | (Q(end__gt=since) & (Q(start__isnull=True) | Q(start__lt=until))))
     current = {_key(h.claim_uid, h.device): h for h in held}
     first_seen: dict[tuple[str, str, str, str], datetime] = {}
     snapshot_end = as_of(cluster) if cluster.source_kind == SourceKind.SNAPSHOT else None
@@ -212,6 +214,7 @@ def _utilization(cluster: Cluster, holdings: Sequence[cb.Holding], since: dateti
     keys = {h.device for h in holdings}
     pools = sorted({k[1] for k in keys})
     polled = bool(prometheus_url_for(cluster))
+    snapshot = cluster.source_kind == SourceKind.SNAPSHOT
     found: dict[tuple[str, str, str], tuple[int, dict, datetime | None]] = {}
     rows: list[Device] = []
     for i in range(0, len(pools), 500):
@@ -246,7 +249,9 @@ def _utilization(cluster: Cluster, holdings: Sequence[cb.Holding], since: dateti
             out.append(replace(h, utilization=measured[pk], basis=cb.MEASURED))
             continue
         util = charts.utilization_percent(metrics)
-        recent = at is not None and since <= at <= until
+        # A snapshot's values came with its files (their time is the sync's clock unless the
+        # samples carry one): they describe the snapshot. A live cluster's must fall in the window.
+        recent = snapshot or (at is not None and since <= at <= until)
         out.append(replace(h, utilization=util, basis=cb.ESTIMATE) if util is not None and recent else h)
     return out, errors
 

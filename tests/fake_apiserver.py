@@ -118,6 +118,32 @@ def _label_match(obj: dict, selector: str) -> bool:
     return True
 
 
+def _self_signed() -> tuple[bytes, bytes]:
+    """(certificate PEM, key PEM) of a throwaway certificate for 127.0.0.1 and localhost."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "fake-apiserver")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                                                    x509.DNSName("localhost")]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return (cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+
+
 class FakeAPIServer:
     def __init__(self, version: str = "v1.36.1") -> None:
         self.version = version
@@ -333,7 +359,10 @@ class FakeAPIServer:
                 f'"{group}" {scope}')
 
     # -- lifecycle ---------------------------------------------------------------
-    def start(self) -> str:
+    def start(self, tls: bool = False) -> str:
+        """Serve on a free loopback port; returns the URL. ``tls``: https with a self-signed
+        certificate for 127.0.0.1 (Go clients such as kubectl send no bearer token over
+        plain http); ``write_kubeconfig`` then trusts it."""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -466,8 +495,8 @@ class FakeAPIServer:
                     meta["continue"] = base64.urlsafe_b64encode(
                         json.dumps({"start": start + limit, "rv": rv}).encode()
                     ).decode()
-                kind = (fake._spec_of_path(where[0]).kind + "List") if fake._spec_of_path(where[0]) else "List"
-                body = {"kind": kind, "apiVersion": "v1", "metadata": meta, "items": page}
+                head = fake._full(where[0], {})  # a List's kind and apiVersion are its items'
+                body = {"kind": head["kind"] + "List", "apiVersion": head["apiVersion"], "metadata": meta, "items": page}
                 if fault is not None and fault.what == "trickle":
                     return self._trickle(json.dumps(body).encode(), fault.interval)
                 return self._send(200, body)
@@ -555,8 +584,21 @@ class FakeAPIServer:
 
         self._stopping.clear()
         self._server = Server(("127.0.0.1", 0), Handler)
+        self.ca_pem = b""
+        if tls:
+            import ssl
+            import tempfile
+
+            cert, key = _self_signed()
+            self.ca_pem = cert
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            with tempfile.TemporaryDirectory() as tmp:
+                (Path(tmp) / "c.pem").write_bytes(cert)
+                (Path(tmp) / "k.pem").write_bytes(key)
+                ctx.load_cert_chain(Path(tmp) / "c.pem", Path(tmp) / "k.pem")
+            self._server.socket = ctx.wrap_socket(self._server.socket, server_side=True)
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"{'https' if tls else 'http'}://127.0.0.1:{self._server.server_address[1]}"
 
     def stop(self) -> None:
         self._stopping.set()
@@ -570,7 +612,8 @@ class FakeAPIServer:
         doc = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": context, "cluster": {"server": url}}],
+            "clusters": [{"name": context, "cluster": {"server": url, **(
+                {"certificate-authority-data": base64.b64encode(self.ca_pem).decode()} if getattr(self, "ca_pem", b"") else {})}}],
             "users": [{"name": context, "user": {"token": self.token}}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
             "current-context": context,

@@ -68,7 +68,7 @@ def test_a_second_sync_that_cannot_wait_refuses_with_a_clear_message(fake, clust
     results: dict = {}
     first = _in_thread(lambda: tasks.run_sync(cluster, wait=60), results, "a")
     time.sleep(0.2)
-    with pytest.raises(locks.SyncBusy, match="cluster live is already being synced by .*this sync was not started"):
+    with pytest.raises(locks.SyncBusy, match=r"cluster live is already being synced by .*this sync was not started"):
         tasks.run_sync(cluster, wait=0.1)
     assert tasks.sync_cluster_task(cluster.pk) == "busy"  # the task says so and records no failed run
     first.join(60)

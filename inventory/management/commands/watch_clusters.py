@@ -64,7 +64,7 @@ class Command(BaseCommand):
                 wanted = {c.pk: c for c in clusters}
                 for pk in [pk for pk in sessions if pk not in wanted]:
                     self._drop(pk, sessions)
-                for pk, cluster in wanted.items():
+                for cluster in wanted.values():
                     self._step(cluster, sessions, checkpoint)
                 time.sleep(max(0.0, interval - (time.monotonic() - started)))
         finally:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from claims.diagnosis.context import Context, claim_ref, minutes, pod_ref
-from claims.diagnosis.findings import Finding
+from claims.diagnosis.verdicts import Verdict, renders
 from inventory.cel import selector_problem
 from inventory.kube import ObjectRef
 
@@ -35,7 +35,7 @@ def _bad_selectors(ctx: Context, class_name: str | None, own: tuple[str, ...]) -
     return out
 
 
-def rule_selector_invalid(ctx: Context) -> Iterator[Finding]:
+def rule_selector_invalid(ctx: Context) -> Iterator[Verdict]:
     """selector_invalid: a pending claim whose selectors cannot be evaluated, or fail at run
     time on published devices."""
     for claim, pods in ctx.pending_claims():
@@ -56,48 +56,54 @@ def rule_selector_invalid(ctx: Context) -> Iterator[Finding]:
             bad.append({"source": "request", "expression": "", "problem": feas.detail, "request": ""})
         if not bad and not runtime:
             continue
-        who = f"{claim.namespace}/{claim.name}"
-        age = ctx.age(since)
-        pending_txt = f", pending {minutes(age)}" if age is not None else ""
         objs = [claim_ref(claim), *(pod_ref(p) for p in pods)]
         tmpl = ctx.template_ref_for(claim, pods)
         if tmpl:
             objs.append(tmpl)
         objs.extend(ObjectRef("DeviceClass", None, c) for c in sorted(classes))
-        if bad:
-            first = bad[0]
-            summary = (
-                f"Claim {who}: a selector of {first['source']} cannot be evaluated: {first['problem']}"
-                + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "") + f"{pending_txt}."
-            )
-            action = (
-                "Simplify the selector (the API server refuses expressions over 10,240 bytes or its cost"
-                " limit); if kubectl accepted it, it uses CEL Claimscope cannot evaluate: check it by hand"
-                " against the slices, this diagnosis cannot judge the claim's devices."
-            )
-            severity = "warning"
-        else:
-            summary = (
-                f"Claim {who}: its selectors fail at run time on"
-                f" {'at least ' if len(runtime) >= 5 else ''}{len(runtime)} published device(s)"
-                f" (first: {runtime[0]}); the scheduler aborts the claim's allocation on such an error{pending_txt}."
-            )
-            action = (
-                "Guard attribute reads in the selector (`'name' in device.attributes['domain'] && ...`) or"
-                " check device.driver first, so the expression is true or false on every device."
-            )
-            severity = "critical"
-        yield Finding(
+        yield Verdict(
             category="selector_invalid",
-            severity=severity,
+            severity="warning" if bad else "critical",
             objects=tuple(objs),
-            summary=summary,
-            next_action=action,
+            uids=(claim.uid, *(p.uid for p in pods)),
             since=since,
-            evidence={
+            facts={
                 "verdict": feas.verdict,
                 "selectors": bad,
                 "runtime_errors": runtime[:5],
+                "pending_seconds": ctx.age(since),
                 "scheduling_events": ctx.scheduling_messages(pods),
             },
         )
+
+
+@renders("selector_invalid")
+def _render_selector_invalid(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    main = v.objects[0]
+    who = f"{main.namespace}/{main.name}"
+    age = f["pending_seconds"]
+    pending_txt = f", pending {minutes(age)}" if age is not None else ""
+    bad, runtime = f["selectors"], f["runtime_errors"]
+    if bad:
+        first = bad[0]
+        summary = (
+            f"Claim {who}: a selector of {first['source']} cannot be evaluated: {first['problem']}"
+            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "") + f"{pending_txt}."
+        )
+        action = (
+            "Simplify the selector (the API server refuses expressions over 10,240 bytes or its cost"
+            " limit); if kubectl accepted it, it uses CEL Claimscope cannot evaluate: check it by hand"
+            " against the slices, this diagnosis cannot judge the claim's devices."
+        )
+    else:
+        summary = (
+            f"Claim {who}: its selectors fail at run time on"
+            f" {'at least ' if len(runtime) >= 5 else ''}{len(runtime)} published device(s)"
+            f" (first: {runtime[0]}); the scheduler aborts the claim's allocation on such an error{pending_txt}."
+        )
+        action = (
+            "Guard attribute reads in the selector (`'name' in device.attributes['domain'] && ...`) or"
+            " check device.driver first, so the expression is true or false on every device."
+        )
+    return summary, action

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from claims.diagnosis.context import Context, claim_ref, node_ref, pod_ref, slice_ref
-from claims.diagnosis.findings import Finding
+from claims.diagnosis.verdicts import Verdict, renders
 from inventory.dcgm import DcgmSample, TelemetryJoin
 from inventory.kube import DRA_GROUP, ObjectRef
 
@@ -51,7 +51,7 @@ def _exporter_objects(ctx: Context) -> tuple[list[ObjectRef], dict[str, object]]
     return objs, ev
 
 
-def rule_pod_attribution(ctx: Context) -> Iterator[Finding]:
+def rule_pod_attribution(ctx: Context) -> Iterator[Verdict]:
     """metrics_pod_attribution_missing: DRA-allocated devices whose series carry no pod."""
     state = ctx.state
     if not state.prom:
@@ -79,30 +79,41 @@ def rule_pod_attribution(ctx: Context) -> Iterator[Finding]:
         objs.extend(pod_ref(p) for p in running)
     objs.extend(exp_objs)
     first_key, first_tel, first_holders, first_pods = hits[0]
-    util = first_tel.values.get(GPU_UTIL)
-    causes = []
-    if any(k.endswith("KUBERNETES_ENABLE_DRA") and v is False for k, v in exp_ev.items()):
-        causes.append("the exporter does not set KUBERNETES_ENABLE_DRA")
-    if any(k.endswith("can_read_resourceslices") and v is False for k, v in exp_ev.items()):
-        causes.append("its ClusterRole cannot read resource.k8s.io resourceslices")
-    yield Finding(
+    yield Verdict(
         category="metrics_pod_attribution_missing",
         severity="warning",
         objects=tuple(dict.fromkeys(objs)),
-        summary=(
-            f"{len(hits)} DRA-allocated device(s) have DCGM series with empty pod/namespace labels,"
-            f" e.g. {first_key[1]}/{first_key[2]} held by {first_holders[0].namespace}/{first_holders[0].name}"
-            f" for pod {first_pods[0].name}"
-            + (f" at {util:g}% {GPU_UTIL}" if util is not None else "")
-            + (("; " + " and ".join(causes)) if causes else "") + "."
-        ),
-        next_action=(
-            "Run dcgm-exporter in DRA mode (KUBERNETES_ENABLE_DRA=true) with get/list/watch on"
-            " resource.k8s.io resourceslices for its ServiceAccount, then check the series carry"
-            " the pod's labels."
-        ),
-        evidence={"devices": [f"{k[1]}/{k[2]}" for k, *_ in hits], **exp_ev},
+        uids=tuple(dict.fromkeys([*(c.uid for _, _, hs, _ in hits for c in hs), *(p.uid for *_, ps in hits for p in ps)])),
+        facts={
+            "devices": [f"{k[1]}/{k[2]}" for k, *_ in hits], **exp_ev,
+            "example": {"device": f"{first_key[1]}/{first_key[2]}",
+                        "claim": f"{first_holders[0].namespace}/{first_holders[0].name}",
+                        "pod": first_pods[0].name, "util": first_tel.values.get(GPU_UTIL)},
+        },
     )
+
+
+@renders("metrics_pod_attribution_missing")
+def _render_pod_attribution(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    ex = f["example"]
+    causes = []
+    if any(k.endswith("KUBERNETES_ENABLE_DRA") and val is False for k, val in f.items()):
+        causes.append("the exporter does not set KUBERNETES_ENABLE_DRA")
+    if any(k.endswith("can_read_resourceslices") and val is False for k, val in f.items()):
+        causes.append("its ClusterRole cannot read resource.k8s.io resourceslices")
+    summary = (
+        f"{len(f['devices'])} DRA-allocated device(s) have DCGM series with empty pod/namespace labels,"
+        f" e.g. {ex['device']} held by {ex['claim']} for pod {ex['pod']}"
+        + (f" at {ex['util']:g}% {GPU_UTIL}" if ex["util"] is not None else "")
+        + (("; " + " and ".join(causes)) if causes else "") + "."
+    )
+    action = (
+        "Run dcgm-exporter in DRA mode (KUBERNETES_ENABLE_DRA=true) with get/list/watch on"
+        " resource.k8s.io resourceslices for its ServiceAccount, then check the series carry"
+        " the pod's labels."
+    )
+    return summary, action
 
 
 def _scraped_nodes(ctx: Context, samples: list[DcgmSample], join: TelemetryJoin) -> set[str]:
@@ -111,7 +122,7 @@ def _scraped_nodes(ctx: Context, samples: list[DcgmSample], join: TelemetryJoin)
     return {n for n in nodes if n}
 
 
-def rule_missing_for_unallocated(ctx: Context) -> Iterator[Finding]:
+def rule_missing_for_unallocated(ctx: Context) -> Iterator[Verdict]:
     """metrics_missing_for_unallocated_devices: idle devices on a scraped node have no series."""
     state = ctx.state
     if not state.prom:
@@ -127,24 +138,32 @@ def rule_missing_for_unallocated(ctx: Context) -> Iterator[Finding]:
     for node, keys in sorted(silent.items()):
         slices = sorted({state.devices[k].slice_name for k in keys})
         exp_objs, exp_ev = _exporter_objects(ctx)
-        yield Finding(
+        yield Verdict(
             category="metrics_missing_for_unallocated_devices",
             severity="info",
             objects=(node_ref(node), *(slice_ref(s) for s in slices), *exp_objs),
-            summary=(
-                f"Node {node}: {len(keys)} unallocated device(s) ("
-                + ", ".join(k[2] for k in keys[:8])
-                + ") have no DCGM series at all while others on the node do."
-            ),
-            next_action=(
-                "Check the exporter's device selection (DCGM_EXPORTER devices / collectors) and"
-                " whether it only reports GPUs assigned to pods; idle GPUs need telemetry too."
-            ),
-            evidence={"devices": [f"{k[1]}/{k[2]}" for k in keys], **exp_ev},
+            uids=(state.nodes[node].uid if node in state.nodes else "",),
+            facts={"devices": [f"{k[1]}/{k[2]}" for k in keys], **exp_ev, "node": node},
         )
 
 
-def rule_metric_not_on_mig(ctx: Context) -> Iterator[Finding]:
+@renders("metrics_missing_for_unallocated_devices")
+def _render_missing_for_unallocated(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    names = [d.rpartition("/")[2] for d in f["devices"]]
+    summary = (
+        f"Node {f['node']}: {len(names)} unallocated device(s) ("
+        + ", ".join(names[:8])
+        + ") have no DCGM series at all while others on the node do."
+    )
+    action = (
+        "Check the exporter's device selection (DCGM_EXPORTER devices / collectors) and"
+        " whether it only reports GPUs assigned to pods; idle GPUs need telemetry too."
+    )
+    return summary, action
+
+
+def rule_metric_not_on_mig(ctx: Context) -> Iterator[Verdict]:
     """metric_not_supported_on_mig: MIG instances are scraped but DCGM_FI_DEV_GPU_UTIL is not
     produced for them (DCGM reports it per physical GPU only)."""
     state = ctx.state
@@ -165,16 +184,23 @@ def rule_metric_not_on_mig(ctx: Context) -> Iterator[Finding]:
     holders = [c for k in mig_keys for c in ctx.used.get(k, [])]
     objs = [node_ref(h) for h in sorted(by_host) if h in state.nodes]
     objs += [claim_ref(c) for c in holders]
-    alt = PROF_GR_ACTIVE if PROF_GR_ACTIVE in mig_fields else f"{PROF_GR_ACTIVE} (enable profiling metrics)"
-    yield Finding(
+    yield Verdict(
         category="metric_not_supported_on_mig",
         severity="info",
         objects=tuple(dict.fromkeys(objs)),
-        summary=(
-            f"{sum(len(v) for v in by_host.values())} MIG instance series are scraped but none carries"
-            f" {GPU_UTIL}; DCGM does not produce it per MIG instance (fields present: "
-            + ", ".join(sorted(mig_fields)[:6]) + ")."
-        ),
-        next_action=f"Use {alt} for MIG utilisation in dashboards and alerts instead of {GPU_UTIL}.",
-        evidence={"mig_fields": sorted(mig_fields), "instances": {h: sorted(v) for h, v in by_host.items()}},
+        uids=tuple(dict.fromkeys(c.uid for c in holders)),
+        facts={"mig_fields": sorted(mig_fields), "instances": {h: sorted(v) for h, v in by_host.items()}},
     )
+
+
+@renders("metric_not_supported_on_mig")
+def _render_metric_not_on_mig(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    fields = f["mig_fields"]
+    alt = PROF_GR_ACTIVE if PROF_GR_ACTIVE in fields else f"{PROF_GR_ACTIVE} (enable profiling metrics)"
+    summary = (
+        f"{sum(len(x) for x in f['instances'].values())} MIG instance series are scraped but none carries"
+        f" {GPU_UTIL}; DCGM does not produce it per MIG instance (fields present: "
+        + ", ".join(fields[:6]) + ")."
+    )
+    return summary, f"Use {alt} for MIG utilisation in dashboards and alerts instead of {GPU_UTIL}."

@@ -14,7 +14,7 @@ def _compose() -> dict:
 
 
 def test_the_stack_has_every_service():
-    assert set(_compose()["services"]) == {"db", "redis", "migrate", "web", "worker", "beat", "prometheus"}
+    assert set(_compose()["services"]) == {"db", "redis", "migrate", "web", "worker", "beat", "watcher", "prometheus"}
 
 
 def test_web_worker_beat_and_migrate_share_one_image_built_here():

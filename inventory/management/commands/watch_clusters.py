@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
+from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
@@ -37,6 +38,8 @@ class Command(BaseCommand):
         parser.add_argument("--checkpoint", type=float, default=60.0,
                             help="sync at least this often (stores cursors moved by bookmarks, refreshes analyses)")
         parser.add_argument("--max-seconds", type=float, default=0.0, help="stop after this long (0: run until stopped)")
+        parser.add_argument("--heartbeat", default="/tmp/claimscope-watch-heartbeat",
+                            help="file touched every round (liveness probes check its age); '' for none")
 
     def handle(self, *args, **opts):
         self.stop = False
@@ -46,12 +49,12 @@ class Command(BaseCommand):
             except ValueError:  # not the main thread (tests)
                 pass
         self.watch(names=opts["cluster"], interval=opts["interval"], checkpoint=opts["checkpoint"],
-                   max_seconds=opts["max_seconds"])
+                   max_seconds=opts["max_seconds"], heartbeat=opts["heartbeat"])
 
     def _on_signal(self, *_):
         self.stop = True
 
-    def watch(self, *, names=(), interval=1.0, checkpoint=60.0, max_seconds=0.0) -> None:
+    def watch(self, *, names=(), interval=1.0, checkpoint=60.0, max_seconds=0.0, heartbeat: str = "") -> None:
         sessions: dict[int, tuple] = {}  # cluster pk -> (source, holder, last sync monotonic)
         end = time.monotonic() + max_seconds if max_seconds else None
         self.stop = getattr(self, "stop", False)
@@ -66,6 +69,8 @@ class Command(BaseCommand):
                     self._drop(pk, sessions)
                 for cluster in wanted.values():
                     self._step(cluster, sessions, checkpoint)
+                if heartbeat:
+                    Path(heartbeat).touch()
                 time.sleep(max(0.0, interval - (time.monotonic() - started)))
         finally:
             for pk in list(sessions):

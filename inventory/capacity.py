@@ -23,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from inventory.kube import GPU_DRIVER
 from inventory.records import (
@@ -501,4 +502,32 @@ def node_states(
                 allocatable=d.key in free,
             )
         out[node] = NodeState(node, _allocatable(devs, held, sets, taints, free), states)
+    return out
+
+
+# --- extended resources -------------------------------------------------------------------------
+
+IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+
+
+def extended_resource_classes(pod: Pod, classes: Iterable[Any]) -> dict[str, str]:
+    """Extended resources the pod's containers ask for (``resources.limits``/``requests``)
+    that a DeviceClass serves, as resource name -> DeviceClass name: a class's
+    ``spec.extendedResourceName`` (``nvidia.com/gpu``), or the implicit
+    ``deviceclass.resource.kubernetes.io/<class>`` name of any class. The scheduler makes one
+    ResourceClaim for them (``Pod.extended_resource_claim``); a name no class serves is left
+    to a device plugin and not listed."""
+    by_name: dict[str, str] = {}
+    names = set()
+    for dc in classes:
+        names.add(dc.name)
+        if dc.extended_resource_name:
+            by_name.setdefault(dc.extended_resource_name, dc.name)
+    out: dict[str, str] = {}
+    for c in pod.pod_spec.all_containers():
+        for res in c.resource_names:
+            if res in by_name:
+                out[res] = by_name[res]
+            elif res.startswith(IMPLICIT_EXTENDED_PREFIX) and res[len(IMPLICIT_EXTENDED_PREFIX):] in names:
+                out[res] = res[len(IMPLICIT_EXTENDED_PREFIX):]
     return out

@@ -62,7 +62,9 @@ GPU_STACK_NAMESPACES = ("gpu-operator", "kube-system", "kueue-system", "nvidia-d
 
 # A pod that uses DRA, or a DRA driver's own pod (runbooks, records.Pod), or the DCGM exporter
 # (readiness): byte markers found in such a pod's JSON.
-POD_MARKERS = (b'"resourceClaims"', b"kubelet-plugin", b"kubeletplugin", b"dcgm-exporter")
+# ``extendedResourceClaimStatus``: the claim the scheduler made for an extended resource a
+# DeviceClass names (``spec.extendedResourceName``, any name), once the pod is scheduled.
+POD_MARKERS = (b'"resourceClaims"', b'"extendedResourceClaimStatus"', b"kubelet-plugin", b"kubeletplugin", b"dcgm-exporter")
 # A request or limit of a GPU resource: the device plugin's nvidia.com/gpu, MIG strategy
 # "mixed" nvidia.com/mig-<profile>, or the extended resource of a DeviceClass, as a JSON key
 # (the name followed by a colon: a toleration or an affinity naming nvidia.com/gpu does not

@@ -38,7 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--checkpoint", type=float, default=60.0,
                             help="sync at least this often (stores cursors moved by bookmarks, refreshes analyses)")
         parser.add_argument("--max-seconds", type=float, default=0.0, help="stop after this long (0: run until stopped)")
-        parser.add_argument("--heartbeat", default="/tmp/claimscope-watch-heartbeat",
+        parser.add_argument("--heartbeat", default="",
                             help="file touched every round (liveness probes check its age); '' for none")
 
     def handle(self, *args, **opts):

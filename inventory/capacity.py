@@ -448,6 +448,7 @@ class NodeState:
 def node_states(
     slices: Iterable[ResourceSlice], claims: Iterable[ResourceClaim], rules: Iterable[DeviceTaintRule] = (),
     pods: Iterable[Pod] = (), nodes: Iterable[str] | None = None,
+    cel_selects: Callable[[DeviceTaintRule, Device], bool] | None = None,
 ) -> dict[str, NodeState]:
     """node name -> ``NodeState`` for every node the slices name (only ``nodes`` when given).
 
@@ -455,7 +456,7 @@ def node_states(
     ``claims``: the claims that may hold their devices (others are ignored); ``rules``: the
     cluster's DeviceTaintRules; ``pods``: pods whose ``allocatedResourcesStatus`` reports on
     the devices. Within a pool only the newest generation's slices publish (as the scheduler
-    reads them)."""
+    reads them). ``cel_selects``: decides rules with CEL selectors (``device_taints``)."""
     sl = list(slices)
     newest: dict[tuple[str, str], int] = {}
     for s in sl:
@@ -486,7 +487,7 @@ def node_states(
     out: dict[str, NodeState] = {}
     for node, devs in sorted(by_node.items()):
         sets = {k: v for pool in {d.key[:2] for d in devs} for k, v in by_pool.get(pool, {}).items()}
-        taints = {d.key: device_taints(d, rule_list) for d in devs}
+        taints = {d.key: device_taints(d, rule_list, cel_selects) for d in devs}
         left = remaining_counters(devs, sets, held)
         free = free_device_keys(devs, held, taints, left)
         states = {}

@@ -336,12 +336,34 @@ def dra_states(cluster: Cluster, nodes: Collection[str] | None = None, health: b
         claims = claims.filter(pk__in=AllocationResult.objects.filter(cluster=cluster, device__node_name__in=names).values("claim_id"))
         pods = pods.filter(node_name__in=names)
     claim_records = _records_of(claims)
-    rules = KubeObject.objects.filter(cluster=cluster, kind="DeviceTaintRule")
+    rules = _records_of(KubeObject.objects.filter(cluster=cluster, kind="DeviceTaintRule"))
     return capacity.node_states(
-        _records_of(slices), claim_records, _records_of(rules),
+        _records_of(slices), claim_records, rules,
         _records_of(pods) if claim_records and health else (),  # health reports are about held devices
-        nodes=nodes,
+        nodes=nodes, cel_selects=_rule_cel(cluster, rules),
     )
+
+
+def _rule_cel(cluster: Cluster, rules: list[Any]) -> Any:
+    """For DeviceTaintRules with CEL selectors or a DeviceClass (v1alpha3): a test of one
+    device against them (``inventory.cel``: every selector true, and the class's selectors
+    when one is named; an unknown class selects nothing). None when no rule needs one."""
+    if not any(r.selectors or r.device_class for r in rules):
+        return None
+    from . import cel
+    from .models import DeviceClass
+
+    classes = {n: list(sel or []) for n, sel in DeviceClass.objects.filter(cluster=cluster).values_list("name", "selectors")}
+
+    def selects(rule: Any, device: Any) -> bool:
+        try:
+            if rule.device_class and (rule.device_class not in classes or not cel.device_matches(device, classes[rule.device_class])):
+                return False
+            return cel.device_matches(device, rule.selectors) if rule.selectors else True
+        except cel.SelectorError:  # a selector that fails on this device does not select it
+            return False
+
+    return selects
 
 
 def cluster_dra_summary(cluster: Cluster) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""The ledger the syncs keep: a claim gone at the next sync ends when it was last seen
-allocated, and still counts in a window that covers it; one still held stays open."""
+"""The ledger the syncs keep: a claim deleted or deallocated by the next sync ends when it
+was last seen allocated, and still counts in a window that covers it; one still held stays open."""
 
 from __future__ import annotations
 
@@ -18,8 +18,25 @@ from tests.conftest import write_list
 CASE = "healthy-cluster-h100"
 
 
+def _deleted(objects, name):
+    return [o for o in objects if not (o.get("kind") == "ResourceClaim" and o["metadata"]["name"] == name)]
+
+
+def _deallocated(objects, name):
+    """The claim kept, its ``status`` gone (deallocated: pending again) and, as the API server
+    does on any write, its ``resourceVersion`` moved on."""
+    out = []
+    for o in objects:
+        if o.get("kind") == "ResourceClaim" and o["metadata"]["name"] == name:
+            o = {k: v for k, v in o.items() if k != "status"}
+            o["metadata"] = {**o["metadata"], "resourceVersion": str(int(o["metadata"].get("resourceVersion") or 0) + 1)}
+        out.append(o)
+    return out
+
+
 @pytest.mark.django_db
-def test_a_claim_deleted_after_a_sync_ends_at_its_last_sighting(sync_snapshot, tmp_path):
+@pytest.mark.parametrize("release", [_deleted, _deallocated])
+def test_a_claim_released_after_a_sync_ends_at_its_last_sighting(sync_snapshot, tmp_path, release):
     claims, _, first_time = load_case(CASE)
     sync_snapshot(CASES / CASE / "snapshot", "h100")
     held = ChargebackHolding.objects.filter(cluster__name="h100")
@@ -28,8 +45,7 @@ def test_a_claim_deleted_after_a_sync_ends_at_its_last_sighting(sync_snapshot, t
     assert set(held.values_list("last_seen", flat=True)) == {first_time}
 
     gone = min((c for c in claims if c.allocated), key=lambda c: c.allocation_timestamp)  # held longest
-    objects = [o for o in load_path(CASES / CASE / "snapshot").objects
-               if not (o.get("kind") == "ResourceClaim" and o["metadata"]["name"] == gone.name)]
+    objects = release(load_path(CASES / CASE / "snapshot").objects, gone.name)
     sync_snapshot(write_list(tmp_path / "later.json", objects), "h100")
 
     closed = list(held.filter(end__isnull=False))

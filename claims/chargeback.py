@@ -355,13 +355,13 @@ class Report:
 #: CSV columns of ``csv_rows`` (one line per namespace and product).
 CSV_COLUMNS = (
     "cluster", "namespace", "team", "product", "gpu_hours", "used_gpu_hours_measured", "used_gpu_hours_estimated",
-    "gpu_hours_no_utilization", "idle_share", "price_per_gpu_hour", "cost", "claims", "devices",
+    "gpu_hours_no_utilization", "idle_share", "price_per_gpu_hour", "cost", "currency", "claims", "devices",
 )  # fmt: skip
 
 
 def csv_rows(report: Report) -> list[list[Any]]:
     """``CSV_COLUMNS`` values per (namespace, product) row, in the namespaces' order."""
-    return [[p[c] for c in CSV_COLUMNS] for n in report.namespaces() for p in n["products"]]
+    return [[report.currency if c == "currency" else p[c] for c in CSV_COLUMNS] for n in report.namespaces() for p in n["products"]]
 
 
 def bucket_for(since: datetime, until: datetime) -> timedelta:

@@ -57,6 +57,7 @@ def test_csv_has_a_line_per_namespace_and_product(sync_snapshot, settings):
     for r in rows:
         assert float(r["gpu_hours"]) == pytest.approx(want[r["namespace"]], abs=1e-3)
         assert float(r["cost"]) == pytest.approx(2 * float(r["gpu_hours"]), abs=0.01)
+        assert r["currency"] == settings.CLAIMSCOPE_CHARGEBACK_CURRENCY
 
 
 @pytest.mark.django_db

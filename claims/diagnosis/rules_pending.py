@@ -48,7 +48,7 @@ def _gap_nodes_could_match(ctx: Context, feas: ClaimFeasibility, gaps: Mapping[s
 SLICES_LISTED = 20
 
 
-def rule_allocation(ctx: Context) -> Iterator[Finding]:
+def rule_allocation(ctx: Context) -> Iterator[Verdict]:
     """device_class_missing / no_matching_device / capacity_exhausted / constraint_unsatisfiable."""
     state = ctx.state
     gaps = driver_gaps(ctx)
@@ -83,10 +83,7 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
         slices = sorted(
             {state.devices[k].slice_name for r in feas.requests for k in r.matching}
         )
-        slices_total = len(slices)
-        age = ctx.age(since)
-        pending_txt = f", pending {minutes(age)}" if age is not None else ""
-        who = f"{claim.namespace}/{claim.name}"
+        facts: dict[str, Any] = {}
         if category == "device_class_missing":
             missing = sorted({r.device_class or "?" for r in feas.requests if not r.class_exists})
             for m in missing:
@@ -95,63 +92,30 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
             vendors = {_vendor(m) for m in missing}
             related = sorted(s.name for s in state.slices if _vendor(s.driver) in vendors)
             objs.extend(slice_ref(s) for s in related)
-            summary = (
-                f"Claim {who} requests DeviceClass {', '.join(missing)}, which does not exist"
-                f" (classes present: {', '.join(sorted(state.device_classes)) or 'none'}){pending_txt}."
-            )
-            action = (
-                f"Install or re-configure the DRA driver so it creates DeviceClass {missing[0]}"
-                " (or fix the class name in the claim or template), then re-create the pod."
-            )
-            severity = "critical"
+            facts = {"missing_classes": missing, "classes_present": sorted(state.device_classes)}
         elif category == "no_matching_device":
             classes = sorted({r.device_class or "?" for r in feas.requests})
             objs.extend(ObjectRef("DeviceClass", None, c) for c in classes)
             class_slices = ctx.slices_with_class_devices(tuple(classes), lambda c, d: _class_matches(ctx, c, d))
             objs.extend(slice_ref(s) for s in (class_slices or slices)[:SLICES_LISTED])
-            sel = "; ".join(s for r in feas.requests for s in r.selectors)
-            summary = (
-                f"Claim {who}: {feas.detail}; {len(state.devices)} devices published, none"
-                f" satisfies {('selector ' + sel.strip()) if sel else 'the request'}{pending_txt}."
-            )
-            action = (
-                "Change the request's selector (or DeviceClass) to values the published devices"
-                " have, or add nodes whose devices match; no device in the cluster can satisfy it now."
-            )
-            severity = "critical"
+            facts = {"devices_published": len(state.devices)}
         elif category == "capacity_exhausted":
             objs.extend(slice_ref(s) for s in slices[:SLICES_LISTED])
-            holders = sorted(
-                {f"{c.namespace}/{c.name}" for r in feas.requests for k in r.matching
-                 for c in ctx.used.get(k, [])}
-            )
-            summary = (
-                f"Claim {who}: every matching device is allocated ({feas.detail});"
-                f" held by {len(holders)} other claim(s){pending_txt}."
-            )
-            action = (
-                "Wait for or stop workloads holding matching devices, or add capacity; DRA devices"
-                " are not preempted, so raising the pod's priority will not free one."
-            )
-            severity = "warning"
+            facts = {"holders": sorted(
+                {f"{c.namespace}/{c.name}" for r in feas.requests for k in r.matching for c in ctx.used.get(k, [])}
+            )}
         else:
             objs.extend(slice_ref(s) for s in slices[:SLICES_LISTED])
-            summary = f"Claim {who}: {feas.detail}{pending_txt}."
-            action = (
-                "Free devices that satisfy the constraint together (e.g. two instances on one"
-                " parent GPU), or relax the matchAttribute/distinctAttribute constraint."
-            )
-            severity = "warning"
-        yield Finding(
+        yield Verdict(
             category=category,
-            severity=severity,
+            severity="critical" if category in ("device_class_missing", "no_matching_device") else "warning",
             objects=tuple(objs),
-            summary=summary,
-            next_action=action,
+            uids=(claim.uid, *(p.uid for p in pods)),
             since=since,
-            evidence={
+            facts={
                 "verdict": feas.verdict,
                 "detail": feas.detail,
+                "pending_seconds": ctx.age(since),
                 "requests": [
                     {
                         "name": r.name,
@@ -166,10 +130,71 @@ def rule_allocation(ctx: Context) -> Iterator[Finding]:
                     for r in feas.requests
                 ],
                 "absent": absent,
-                "slices_with_matching_devices": slices_total,
+                "slices_with_matching_devices": len(slices),
                 "scheduling_events": ctx.scheduling_messages(pods),
+                **facts,
             },
         )
+
+
+def _who_and_wait(v: Verdict) -> tuple[str, str]:
+    main = v.objects[0]
+    age = v.facts.get("pending_seconds")
+    return f"{main.namespace}/{main.name}", (f", pending {minutes(age)}" if age is not None else "")
+
+
+@renders("device_class_missing")
+def _render_device_class_missing(v: Verdict) -> tuple[str, str]:
+    who, pending_txt = _who_and_wait(v)
+    missing = v.facts["missing_classes"]
+    summary = (
+        f"Claim {who} requests DeviceClass {', '.join(missing)}, which does not exist"
+        f" (classes present: {', '.join(v.facts['classes_present']) or 'none'}){pending_txt}."
+    )
+    action = (
+        f"Install or re-configure the DRA driver so it creates DeviceClass {missing[0]}"
+        " (or fix the class name in the claim or template), then re-create the pod."
+    )
+    return summary, action
+
+
+@renders("no_matching_device")
+def _render_no_matching_device(v: Verdict) -> tuple[str, str]:
+    who, pending_txt = _who_and_wait(v)
+    sel = "; ".join(s for r in v.facts["requests"] for s in r["selectors"])
+    summary = (
+        f"Claim {who}: {v.facts['detail']}; {v.facts['devices_published']} devices published, none"
+        f" satisfies {('selector ' + sel.strip()) if sel else 'the request'}{pending_txt}."
+    )
+    action = (
+        "Change the request's selector (or DeviceClass) to values the published devices"
+        " have, or add nodes whose devices match; no device in the cluster can satisfy it now."
+    )
+    return summary, action
+
+
+@renders("capacity_exhausted")
+def _render_capacity_exhausted(v: Verdict) -> tuple[str, str]:
+    who, pending_txt = _who_and_wait(v)
+    summary = (
+        f"Claim {who}: every matching device is allocated ({v.facts['detail']});"
+        f" held by {len(v.facts['holders'])} other claim(s){pending_txt}."
+    )
+    action = (
+        "Wait for or stop workloads holding matching devices, or add capacity; DRA devices"
+        " are not preempted, so raising the pod's priority will not free one."
+    )
+    return summary, action
+
+
+@renders("constraint_unsatisfiable")
+def _render_constraint_unsatisfiable(v: Verdict) -> tuple[str, str]:
+    who, pending_txt = _who_and_wait(v)
+    action = (
+        "Free devices that satisfy the constraint together (e.g. two instances on one"
+        " parent GPU), or relax the matchAttribute/distinctAttribute constraint."
+    )
+    return f"Claim {who}: {v.facts['detail']}{pending_txt}.", action
 
 
 def _fragmented(ctx: Context, claim: ResourceClaim, pods: list[Pod], feas: ClaimFeasibility,

@@ -9,6 +9,7 @@ from diag_helpers import CASES
 from claims.diagnosis import ClusterState, Thresholds, diagnose, run_diagnosis
 from claims.diagnosis.context import Context
 from claims.diagnosis.engine import RULES, AnalysisFailure
+from claims.diagnosis.verdicts import Verdict, render
 from inventory.kube import parse_time
 from inventory.snapshot import load_path, newest_timestamp
 
@@ -55,7 +56,8 @@ def test_a_rule_that_raises_keeps_the_other_rules_findings_and_is_reported():
 def test_findings_reported_before_the_rule_failed_are_kept():
     state, now = _state()
     allocation_rule, categories = RULES[0]
-    wanted = list(allocation_rule(Context(state=state, now=now, thresholds=Thresholds())))
+    wanted = [render(v) if isinstance(v, Verdict) else v
+              for v in allocation_rule(Context(state=state, now=now, thresholds=Thresholds()))]
     assert wanted
     result = run_diagnosis(state, now, rules=((_broken_after_one(allocation_rule), categories), *RULES[1:]))
     assert wanted[0] in result.findings

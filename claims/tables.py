@@ -18,7 +18,7 @@ def attach_claim_rows(claims: list[ResourceClaim]) -> None:
         results.setdefault(r.claim_id, []).append(r)
     open_findings: dict[int, list[Finding]] = {}
     for f in Finding.objects.open().filter(claim_id__in=ids).only(
-        "pk", "claim_id", "category", "severity", "summary"
+        "pk", "claim_id", "category", "severity", "summary", "since", "last_seen"
     ).order_by("severity_rank", "pk"):
         open_findings.setdefault(f.claim_id, []).append(f)
     for c in claims:

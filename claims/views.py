@@ -262,6 +262,7 @@ def runbook(request, category: str):
         finding = Finding.objects.select_related("cluster", "claim").filter(pk=int(fid), category=category).first()
         if finding is not None:
             attach_object_links([finding])
+            attach_age_reference([finding])
             values = placeholder_values(finding.involved or [], finding.node_name,
                                         finding.claim.uid if finding.claim else "")
             held = _held_devices(finding)
@@ -269,7 +270,8 @@ def runbook(request, category: str):
         html = render_runbook(category, values)
     except (UnknownCategory, OSError):
         raise Http404("no such diagnosis category") from None
-    ctx = {"category": category, "html": html, "finding": finding, "filled": values, "held": held}
+    ctx = {"category": category, "html": html, "finding": finding, "filled": values, "held": held,
+           "now": getattr(finding, "age_at", None)}
     return render(request, "claims/runbook.html", ctx)
 
 

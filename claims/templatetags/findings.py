@@ -6,12 +6,17 @@ Each tag runs one query, plus one per kind of involved object to link (``claims.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django import template
 from django.db.models import Count, Min, Q
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.html import format_html
 
 from claims.links import attach_object_links
 from claims.models import SEVERITY_RANK, Finding, Severity
+from inventory.templatetags.claimscope import age
 
 register = template.Library()
 
@@ -36,9 +41,84 @@ def object_url(ref, cluster_name: str) -> str:
 
 
 def _rows(qs) -> list[Finding]:
+    from claims.views import attach_age_reference
+
     rows = list(qs.open().select_related("cluster").defer("evidence").stuck_order()[:50])
     attach_object_links(rows)
+    attach_age_reference(rows)
     return rows
+
+
+def _frozen_minutes(seconds: float) -> str:
+    """The duration text the diagnosis wrote into a summary (``claims.diagnosis.context.minutes``)."""
+    from claims.diagnosis.context import minutes
+
+    return minutes(seconds)
+
+
+def _replace_phrase(text: str, old: str, new: str) -> str:
+    """``text`` with each whole occurrence of ``old`` (not inside a longer number or word)
+    replaced by ``new``. Plain string search: the summary holds cluster text, so no pattern
+    is built from it."""
+    out, i = [], 0
+    while (j := text.find(old, i)) >= 0:
+        before = text[j - 1] if j else " "
+        after = text[j + len(old)] if j + len(old) < len(text) else " "
+        whole = not before.isalnum() and not after.isalnum()
+        out.append(text[i:j] + (new if whole else old))
+        i = j + len(old)
+    out.append(text[i:])
+    return "".join(out)
+
+
+@register.filter
+def live_summary(finding, now: datetime | None = None) -> str:
+    """A finding's summary with its duration measured to ``now`` (the page's reference time,
+    ``f.age_at``), not to the analysis that wrote it.
+
+    The diagnosis writes "deleting for 47 min" from ``since`` (when the condition began) to
+    its run's time, which is the finding's ``last_seen`` (the store moves ``last_seen`` only
+    when the text changes). When ``now`` is later, that exact phrase is replaced by
+    ``age(since, now)``, the text every age on the pages uses; a summary without it, or one
+    read at its analysis time, is returned as it is."""
+    text = getattr(finding, "summary", "") or ""
+    since, at = getattr(finding, "since", None), getattr(finding, "last_seen", None)
+    now = now or getattr(finding, "age_at", None)
+    if not (since and at and now) or now <= at:
+        return text  # read at (or before) the analysis time: the text is current
+    frozen = _frozen_minutes(max(0.0, (at - since).total_seconds()))
+    live = age(since, now)
+    return text if frozen == live else _replace_phrase(text, frozen, live)
+
+
+def _parse_time(value) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+@register.simple_tag(takes_context=True)
+def ago(context, value) -> str:
+    """``{% ago e.last %}``: an Event's (or any) RFC 3339 time as
+    ``<time title="2026-... UTC">12 min ago</time>``, measured to the page's ``now`` (the
+    context's, else the clock) like every other age; "—" when missing, the text as given when
+    it is not a time."""
+    return ago_text(value, context.get("now"))
+
+
+def ago_text(value, now: datetime | None = None) -> str:
+    """``ago`` with ``now`` passed in."""
+    t = _parse_time(value)
+    if t is None:
+        return "—" if not value else str(value)
+    iso = t.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return format_html('<time datetime="{}" title="{}">{} ago</time>', t.isoformat(), iso, age(t, now or timezone.now()))
 
 
 @register.inclusion_tag("claims/_object_findings.html")

@@ -213,12 +213,16 @@ def held_seconds(start: datetime | None, end: datetime | None, since: datetime, 
     return max(0.0, (hi - lo).total_seconds())
 
 
-def team_of(namespace: str, labels: Mapping[str, Mapping[str, str]], key: str) -> str:
+def team_of(namespace: str, labels: Mapping[str, Mapping[str, str]], key: str,
+            teams: Mapping[str, str] | None = None) -> str:
     """The team of a namespace: its label or annotation ``key`` (``labels``: namespace ->
-    labels and annotations merged), "" when not set or no key is configured."""
-    if not key:
-        return ""
-    return str(labels.get(namespace, {}).get(key, ""))
+    labels and annotations merged), else its entry in ``teams`` (namespace -> team, from
+    settings), else ""."""
+    if key:
+        found = labels.get(namespace, {}).get(key)
+        if found:
+            return str(found)
+    return str((teams or {}).get(namespace, ""))
 
 
 def price_of(product: str, prices: Mapping[str, Any]) -> Decimal | None:
@@ -383,6 +387,7 @@ def summarize(
     currency: str = "",
     team_labels: Mapping[str, Mapping[str, str]] | None = None,
     team_key: str = "",
+    teams: Mapping[str, str] | None = None,
     not_counted: int = 0,
 ) -> Report:
     """Totals over [since, until) of ``holdings`` (see ``Row``), with a trend of allocated
@@ -408,7 +413,7 @@ def summarize(
         row = rows.get((h.cluster, h.namespace, h.product))
         if row is None:
             row = rows[(h.cluster, h.namespace, h.product)] = Row(
-                h.cluster, h.namespace, team_of(h.namespace, labels, team_key), h.product, price=price_of(h.product, prices),
+                h.cluster, h.namespace, team_of(h.namespace, labels, team_key, teams), h.product, price=price_of(h.product, prices),
             )  # fmt: skip
         row.gpu_hours += gpu_hours
         row.claims.add(h.claim_uid or h.claim)

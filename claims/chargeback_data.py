@@ -281,7 +281,8 @@ def build_report(clusters: Iterable[Cluster], since: datetime, until: datetime) 
         labels.update(namespace_labels(c))
     report = cb.summarize(
         holdings, since, until, prices=settings.CLAIMSCOPE_CHARGEBACK_PRICES, currency=settings.CLAIMSCOPE_CHARGEBACK_CURRENCY,
-        team_labels=labels, team_key=settings.CLAIMSCOPE_CHARGEBACK_TEAM_LABEL, not_counted=skipped,
+        team_labels=labels, team_key=settings.CLAIMSCOPE_CHARGEBACK_TEAM_LABEL,
+        teams=settings.CLAIMSCOPE_CHARGEBACK_TEAMS, not_counted=skipped,
     )  # fmt: skip
     return report, errors
 

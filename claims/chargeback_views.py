@@ -104,7 +104,9 @@ def chargeback(request):
     costs = [r.cost for r in rows if r.cost is not None]
     ctx.update({
         "report": report, "since": since, "until": until, "errors": errors, "namespaces": namespaces,
-        "teams": report.teams(), "team_label": settings.CLAIMSCOPE_CHARGEBACK_TEAM_LABEL, "currency": report.currency,
+        "teams": report.teams(), "team_label": settings.CLAIMSCOPE_CHARGEBACK_TEAM_LABEL,
+        "teams_map": bool(settings.CLAIMSCOPE_CHARGEBACK_TEAMS),
+        "show_teams": bool(settings.CLAIMSCOPE_CHARGEBACK_TEAM_LABEL or settings.CLAIMSCOPE_CHARGEBACK_TEAMS), "currency": report.currency,
         "total_gpu_hours": sum(r.gpu_hours for r in rows),
         "used_measured": sum(r.used_measured for r in rows), "used_estimated": sum(r.used_estimated for r in rows),
         "hours_unknown": sum(r.hours_unknown for r in rows),

@@ -188,6 +188,8 @@ CLAIMSCOPE_CHARGEBACK_PRICES = env.json("CLAIMSCOPE_CHARGEBACK_PRICES", default=
 CLAIMSCOPE_CHARGEBACK_CURRENCY = env.str("CLAIMSCOPE_CHARGEBACK_CURRENCY", default="USD")
 # Namespace label or annotation key naming a namespace's team ("" = no team column).
 CLAIMSCOPE_CHARGEBACK_TEAM_LABEL = env.str("CLAIMSCOPE_CHARGEBACK_TEAM_LABEL", default="")
+# Namespace -> team, JSON, for namespaces without that label (Namespace objects are not read yet).
+CLAIMSCOPE_CHARGEBACK_TEAMS = env.json("CLAIMSCOPE_CHARGEBACK_TEAMS", default={})
 
 # Days a readiness attestation (someone's word for a checklist item) stays valid.
 READINESS_ATTESTATION_DAYS = env.int("READINESS_ATTESTATION_DAYS", default=90)

@@ -90,3 +90,14 @@ def test_the_api_refuses_unknown_clusters_and_windows(client_in, h100):
     assert client_in.get(reverse("claims-api:chargeback"), {"cluster": "nope"}).status_code == 400
     assert client_in.get(reverse("claims-api:chargeback"), {"cluster": "h100", "window": "1y"}).status_code == 400
     assert client_in.get(reverse("claims-api:chargeback"), {"cluster": "h100", "since": "soon"}).status_code == 400
+
+
+@pytest.mark.django_db
+def test_the_page_has_a_team_table_when_teams_are_configured(client_in, h100, settings):
+    html = client_in.get(reverse("claims:chargeback"), WINDOW).content.decode()
+    assert "By team" not in html
+    settings.CLAIMSCOPE_CHARGEBACK_TEAMS = {n["namespace"]: f"team of {n['namespace']}" for n in _command()["namespaces"]}
+    html = client_in.get(reverse("claims:chargeback"), WINDOW).content.decode()
+    assert "By team" in html
+    for team in settings.CLAIMSCOPE_CHARGEBACK_TEAMS.values():
+        assert team in html

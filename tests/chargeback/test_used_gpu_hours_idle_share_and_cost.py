@@ -78,3 +78,11 @@ def test_csv_rows_follow_the_columns():
     assert rows and all(len(r) == len(cb.CSV_COLUMNS) for r in rows)
     gi = cb.CSV_COLUMNS.index("gpu_hours")
     assert sum(r[gi] for r in rows) == pytest.approx(report.as_dict()["gpu_hours"], abs=1e-3)
+
+
+def test_namespaces_without_the_label_take_their_team_from_the_settings_map():
+    held, now = _held()
+    labels = {"team-a": {"example.com/team": "search"}}
+    teams = {"team-a": "ignored: the label wins", "team-b": "research"}
+    report = cb.summarize(held, now - timedelta(hours=1), now, team_labels=labels, team_key="example.com/team", teams=teams)
+    assert {n["namespace"]: n["team"] for n in report.namespaces()} == {"team-a": "search", "team-b": "research"}

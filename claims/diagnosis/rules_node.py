@@ -16,6 +16,7 @@ from claims.diagnosis.context import Context, claim_ref, earliest, minutes, node
 from claims.diagnosis.feasibility import ClaimFeasibility, blocking_taints, device_taints, rule_selects
 from claims.diagnosis.findings import Finding
 from claims.diagnosis.known_issues import issues_for, load_known_issues
+from claims.diagnosis.verdicts import Verdict, renders
 from inventory.cel import evaluate_device
 from inventory.kube import GPU_DRIVER, GPU_MEMORY_LABEL, PRODUCT_LABEL, ObjectRef, parse_version
 from inventory.parse import parse_quantity
@@ -348,7 +349,7 @@ def rule_kubelet_events(ctx: Context) -> Iterator[Finding]:
             )
 
 
-def rule_stale_slice(ctx: Context) -> Iterator[Finding]:
+def rule_stale_slice(ctx: Context) -> Iterator[Verdict]:
     """stale_slice_driver_unavailable: an allocation names a device no slice publishes."""
     state = ctx.state
     if not state.slices:
@@ -363,26 +364,35 @@ def rule_stale_slice(ctx: Context) -> Iterator[Finding]:
         plugins = [p for n in nodes for p in state.plugin_pods_on_node(n)]
         not_ready = [p for p in plugins if not p.ready]
         pods = [p for p in state.pods_using_claim(c)]
-        yield Finding(
+        yield Verdict(
             category="stale_slice_driver_unavailable",
             severity="critical",
             objects=tuple(dict.fromkeys([claim_ref(c), *(pod_ref(p) for p in pods),
                                          *(node_ref(n) for n in nodes), *(pod_ref(p) for p in plugins)])),
-            summary=(
-                f"Claim {c.namespace}/{c.name} is allocated "
-                + ", ".join(f"{r.pool}/{r.device}" for r in gone)
-                + f" ({gone[0].driver}), which no ResourceSlice publishes any more"
-                + (f"; plugin pod(s) not ready: {', '.join(p.name for p in not_ready)}" if not_ready else "")
-                + "."
-            ),
-            next_action=(
-                "Bring the driver's kubelet plugin back on the node so it republishes its pool; if"
-                " the node or device is gone for good, delete the consuming pods so the claim is"
-                " deallocated and re-allocated elsewhere."
-            ),
+            uids=(c.uid, *(p.uid for p in pods)),
             since=c.allocation_timestamp,
-            evidence={"missing_devices": [f"{r.driver}/{r.pool}/{r.device}" for r in gone]},
+            facts={"missing_devices": [f"{r.driver}/{r.pool}/{r.device}" for r in gone],
+                   "driver": gone[0].driver, "plugins_not_ready": [p.name for p in not_ready]},
         )
+
+
+@renders("stale_slice_driver_unavailable")
+def _render_stale_slice(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    main = v.objects[0]
+    devices = ", ".join(d.split("/", 1)[1] for d in f["missing_devices"])
+    summary = (
+        f"Claim {main.namespace}/{main.name} is allocated {devices} ({f['driver']}), which no"
+        " ResourceSlice publishes any more"
+        + (f"; plugin pod(s) not ready: {', '.join(f['plugins_not_ready'])}" if f["plugins_not_ready"] else "")
+        + "."
+    )
+    action = (
+        "Bring the driver's kubelet plugin back on the node so it republishes its pool; if"
+        " the node or device is gone for good, delete the consuming pods so the claim is"
+        " deallocated and re-allocated elsewhere."
+    )
+    return summary, action
 
 
 def _mig_label_counts(labels: dict[str, str] | Any) -> dict[str, int]:
@@ -393,7 +403,7 @@ def _mig_label_counts(labels: dict[str, str] | Any) -> dict[str, int]:
     return out
 
 
-def rule_mig_not_published(ctx: Context) -> Iterator[Finding]:
+def rule_mig_not_published(ctx: Context) -> Iterator[Verdict]:
     """mig_instance_not_published: node labels promise MIG instances the slices do not list."""
     state = ctx.state
     for node in state.nodes.values():
@@ -418,21 +428,28 @@ def rule_mig_not_published(ctx: Context) -> Iterator[Finding]:
             continue
         slices = sorted({d.slice_name for d in devs})
         plugins = state.plugin_pods_on_node(node.name)
-        yield Finding(
+        yield Verdict(
             category="mig_instance_not_published",
             severity="warning",
             objects=(node_ref(node.name), *(slice_ref(s) for s in slices), *(pod_ref(p) for p in plugins)),
-            summary=f"Node {node.name}: " + "; ".join(problems) + ".",
-            next_action=(
-                f"Restart the GPU kubelet plugin on {node.name} after MIG changes (static MIG"
-                " instances created later appear only after a restart) and compare the slice with"
-                " nvidia-smi mig -lgi."
-            ),
-            evidence={"mig_config": cfg, "expected": expected, "published": len(migs)},
+            uids=(node.uid,),
+            facts={"mig_config": cfg, "expected": expected, "published": len(migs), "problems": problems,
+                   "node": node.name},
         )
 
 
-def rule_overlapping_devices(ctx: Context) -> Iterator[Finding]:
+@renders("mig_instance_not_published")
+def _render_mig_not_published(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    action = (
+        f"Restart the GPU kubelet plugin on {f['node']} after MIG changes (static MIG"
+        " instances created later appear only after a restart) and compare the slice with"
+        " nvidia-smi mig -lgi."
+    )
+    return f"Node {f['node']}: " + "; ".join(f["problems"]) + ".", action
+
+
+def rule_overlapping_devices(ctx: Context) -> Iterator[Verdict]:
     """overlapping_devices_double_allocation: a whole GPU and its MIG instances both allocated."""
     state = ctx.state
     by_uuid = {(d.driver, d.node_name, d.uuid): d for d in state.devices.values() if d.uuid}
@@ -457,7 +474,7 @@ def rule_overlapping_devices(ctx: Context) -> Iterator[Finding]:
             pods.extend(p for p in state.pods.values() if p.uid in uids)
         parents = sorted({p.name for p, _ in pairs})
         node = pairs[0][0].node_name
-        yield Finding(
+        yield Verdict(
             category="overlapping_devices_double_allocation",
             severity="critical",
             objects=tuple(dict.fromkeys([
@@ -466,18 +483,26 @@ def rule_overlapping_devices(ctx: Context) -> Iterator[Finding]:
                 *(pod_ref(p) for p in pods),
                 *([node_ref(node)] if node else []),
             ])),
-            summary=(
-                f"{len(parents)} whole GPU(s) ({', '.join(parents)}) on {node} are allocated while"
-                f" {len(pairs)} MIG device(s) carved from them are allocated too; the slice has no"
-                " shared counters tying them together."
-            ),
-            next_action=(
-                f"Move one of the workloads off {node} and keep whole-GPU claims off MIG-enabled"
-                " GPUs (selector or node selector) until the driver models them with shared counters."
-            ),
+            uids=tuple(dict.fromkeys([*(state.claims[k].uid for k in uniq), *(p.uid for p in pods)])),
             since=earliest([state.claims[k].allocation_timestamp for k in uniq]),
-            evidence={"pairs": [f"{p.name} <- {c.name}" for p, c in pairs][:20]},
+            facts={"pairs": [f"{p.name} <- {c.name}" for p, c in pairs][:20], "parents": parents,
+                   "node": node, "mig_allocated": len(pairs)},
         )
+
+
+@renders("overlapping_devices_double_allocation")
+def _render_overlapping(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    summary = (
+        f"{len(f['parents'])} whole GPU(s) ({', '.join(f['parents'])}) on {f['node']} are allocated while"
+        f" {f['mig_allocated']} MIG device(s) carved from them are allocated too; the slice has no"
+        " shared counters tying them together."
+    )
+    action = (
+        f"Move one of the workloads off {f['node']} and keep whole-GPU claims off MIG-enabled"
+        " GPUs (selector or node selector) until the driver models them with shared counters."
+    )
+    return summary, action
 
 
 def rule_unprepare_blocked(ctx: Context) -> Iterator[Finding]:
@@ -631,7 +656,7 @@ def rule_device_taints(ctx: Context) -> Iterator[Finding]:
         )
 
 
-def rule_taint_rule_too_broad(ctx: Context) -> Iterator[Finding]:
+def rule_taint_rule_too_broad(ctx: Context) -> Iterator[Verdict]:
     """device_taint_rule_too_broad: a DeviceTaintRule selecting everything, or a whole driver
     across several nodes."""
     state = ctx.state
@@ -649,22 +674,31 @@ def rule_taint_rule_too_broad(ctx: Context) -> Iterator[Finding]:
         pods = [p for c in claims for p in state.pods_using_claim(c)]
         scope = "an empty selector" if rule.selector_empty else f"only driver {rule.driver}"
         effect = rule.taint.effect if rule.taint else None
-        yield Finding(
+        yield Verdict(
             category="device_taint_rule_too_broad",
             severity="critical" if effect == "NoExecute" and pods else "warning",
             objects=tuple(dict.fromkeys([ObjectRef("DeviceTaintRule", None, rule.name),
                                          *(claim_ref(c) for c in claims), *(pod_ref(p) for p in pods)])),
-            summary=(
-                f"DeviceTaintRule {rule.name} ({effect}) uses {scope} and taints"
-                f" {len(hit)} of {total} devices on {len(nodes)} node(s), hitting {len(pods)} pod(s)."
-            ),
-            next_action=(
-                f"Narrow DeviceTaintRule {rule.name} to the pool and device that need it (or delete"
-                " it) before it evicts or blocks workloads cluster-wide."
-            ),
-            evidence={"devices": len(hit), "nodes": sorted(n for n in nodes if n),
-                      "pods": [f"{p.namespace}/{p.name}" for p in pods][:20]},
+            uids=(rule.uid, *(c.uid for c in claims)),
+            facts={"devices": len(hit), "nodes": sorted(n for n in nodes if n),
+                   "pods": [f"{p.namespace}/{p.name}" for p in pods][:20], "pods_hit": len(pods),
+                   "rule": rule.name, "effect": effect, "scope": scope, "devices_total": total,
+                   "node_count": len(nodes)},
         )
+
+
+@renders("device_taint_rule_too_broad")
+def _render_taint_rule_too_broad(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    summary = (
+        f"DeviceTaintRule {f['rule']} ({f['effect']}) uses {f['scope']} and taints"
+        f" {f['devices']} of {f['devices_total']} devices on {f['node_count']} node(s), hitting {f['pods_hit']} pod(s)."
+    )
+    action = (
+        f"Narrow DeviceTaintRule {f['rule']} to the pool and device that need it (or delete"
+        " it) before it evicts or blocks workloads cluster-wide."
+    )
+    return summary, action
 
 
 def known_issue_ids() -> list[str]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import django_filters
 from django import forms
-from django.db.models import Q
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from .models import Cluster, Device, DeviceClass, DeviceType, Node, ResourceSlice
 
@@ -23,6 +24,33 @@ class IntegerFilter(django_filters.NumberFilter):
     field_class = forms.IntegerField
 
 
+def free_whole_gpus():
+    """Per node (``OuterRef`` to a Node row): how many physical GPUs are wholly free, as an
+    integer subquery.
+
+    A GPU counts when the node's slices publish it whole (``type`` gpu, no ``parentUUID``),
+    no allocation result names it, and no allocation names any device carved from it (a MIG
+    instance or partition whose ``parentUUID`` is its ``uuid``, e.g. the placements a dynamic
+    MIG driver publishes beside the whole GPU). A GPU in static MIG mode is published only as
+    its instances and is no free whole GPU; one free 1g instance is not a GPU either. Node
+    names are unique within a cluster, so the count is per (cluster, node)."""
+    carved_busy = Device.objects.filter(
+        cluster_id=OuterRef("cluster_id"), parent_uuid=OuterRef("uuid"), allocations__isnull=False
+    )
+    gpus = (
+        Device.objects.filter(
+            cluster_id=OuterRef("cluster_id"), node_name=OuterRef("name"), type=DeviceType.GPU, parent_uuid="",
+            allocations__isnull=True,
+        )
+        .filter(Q(uuid="") | ~Exists(carved_busy))
+        .order_by()
+        .values("node_name")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(gpus, output_field=IntegerField()), Value(0))
+
+
 def filtered(f: django_filters.FilterSet):
     """The FilterSet's queryset, or none at all when a value is invalid (e.g. an unknown
     cluster in a pasted link): silently dropping the filter would show the whole fleet."""
@@ -34,7 +62,7 @@ class NodeFilter(django_filters.FilterSet):
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
     product = django_filters.CharFilter(field_name="gpu_product", lookup_expr="icontains", label="GPU product")
     driver = django_filters.CharFilter(method="by_driver", label="Driver")
-    min_free = IntegerFilter(field_name="free_count", lookup_expr="gte", label="Free devices ≥")
+    min_free = IntegerFilter(method="by_free_gpus", label="Free whole GPUs ≥")
     problems = django_filters.BooleanFilter(method="with_problems", label="Only problems", widget=forms.Select(choices=ANY_YES_NO))
 
     class Meta:
@@ -46,11 +74,17 @@ class NodeFilter(django_filters.FilterSet):
 
     def by_driver(self, qs, name, value):
         # Nodes that hold at least one device of that driver (an indexed subquery).
-        nodes = Device.objects.filter(driver=value).values("node_name")
+        nodes = Device.objects.filter(driver__icontains=value).values("node_name")
         return qs.filter(name__in=nodes)
 
     def with_problems(self, qs, name, value):
         return qs.filter(Q(ready=False) | Q(unschedulable=True)) if value else qs
+
+    def by_free_gpus(self, qs, name, value):
+        # Whole GPUs, not devices: a node with one free 1g.18gb instance has no free H200.
+        if value is None:
+            return qs
+        return qs.annotate(free_gpus=free_whole_gpus()).filter(free_gpus__gte=value)
 
 
 class DeviceFilter(django_filters.FilterSet):
@@ -60,7 +94,7 @@ class DeviceFilter(django_filters.FilterSet):
     driver = django_filters.CharFilter(field_name="driver", lookup_expr="icontains", label="Driver")
     profile = django_filters.CharFilter(field_name="profile", lookup_expr="icontains", label="MIG profile")
     allocated = django_filters.BooleanFilter(method="by_allocated", label="Allocated", widget=forms.Select(choices=ANY_YES_NO))
-    slice = django_filters.CharFilter(field_name="slice__name", label="ResourceSlice")
+    slice = django_filters.CharFilter(field_name="slice__name", lookup_expr="icontains", label="ResourceSlice")
 
     class Meta:
         model = Device

@@ -1,0 +1,62 @@
+"""The node list's "Free whole GPUs >=" counts physical GPUs with nothing allocated on them:
+a free 1g MIG instance is not a free H200, and a GPU with one instance held is not free."""
+
+from __future__ import annotations
+
+from collections import Counter
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+
+from inventory.filters import NodeFilter
+from inventory.models import AllocationResult, Device, Node
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo(tmp_path):
+    call_command("load_demo", "--out-dir", str(tmp_path), "--no-user", stdout=StringIO())
+
+
+def _free_whole_gpus_by_hand() -> Counter:
+    """(cluster, node) -> GPUs published whole with no allocation on them or their instances."""
+    held = set(AllocationResult.objects.filter(device__isnull=False).values_list("device_id", flat=True))
+    devices = list(Device.objects.values("pk", "cluster_id", "node_name", "type", "uuid", "parent_uuid"))
+    busy_parents = {(d["cluster_id"], d["parent_uuid"]) for d in devices if d["parent_uuid"] and d["pk"] in held}
+    out: Counter = Counter()
+    for d in devices:
+        if d["type"] == "gpu" and not d["parent_uuid"] and d["pk"] not in held and (d["cluster_id"], d["uuid"]) not in busy_parents:
+            out[(d["cluster_id"], d["node_name"])] += 1
+    return out
+
+
+def _nodes(params):
+    f = NodeFilter(params, queryset=Node.objects.all())
+    assert f.is_valid()
+    return {(n.cluster_id, n.name) for n in f.qs}
+
+
+@pytest.mark.parametrize("at_least", [1, 2, 4, 8])
+def test_the_filter_keeps_the_nodes_with_that_many_free_whole_gpus(demo, at_least):
+    want = {k for k, n in _free_whole_gpus_by_hand().items() if n >= at_least}
+    assert _nodes({"min_free": str(at_least)}) == want
+
+
+def test_a_node_whose_free_devices_are_only_mig_instances_has_no_free_gpu(demo):
+    free = _free_whole_gpus_by_hand()
+    only_slices = [n for n in Node.objects.filter(free_count__gt=0) if free[(n.cluster_id, n.name)] == 0]
+    assert only_slices, "the demo has a node in MIG mode with free instances"
+    kept = _nodes({"min_free": "1"})
+    assert not {(n.cluster_id, n.name) for n in only_slices} & kept
+
+
+def test_the_node_list_page_applies_it(client_in, demo):
+    html = client_in.get(reverse("inventory:nodes"), {"min_free": "4"}).content.decode()
+    free = _free_whole_gpus_by_hand()
+    for n in Node.objects.all():
+        link = reverse("inventory:node", args=[n.cluster.name, n.name])
+        assert (f'href="{link}"' in html) == (free[(n.cluster_id, n.name)] >= 4), n.name
+    assert "Free whole GPUs" in html

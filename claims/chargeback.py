@@ -140,11 +140,6 @@ def device_share(device: GpuDevice, consumed: Sequence[tuple[str, str]] = (), pa
     return "not_gpu", 0.0
 
 
-def devices_by_uuid(devices: Mapping[tuple[str, str, str], GpuDevice]) -> dict[str, GpuDevice]:
-    """``devices`` by GPU UUID (MIG instances find their parent GPU by ``parentUUID``)."""
-    return {d.uuid: d for d in devices.values() if d.uuid}
-
-
 def result_holding(
     cluster: str,
     namespace: str,

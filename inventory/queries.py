@@ -313,7 +313,7 @@ def dra_states(cluster: Cluster, nodes: Collection[str] | None = None, health: b
     device's taints, health, sharers and what is left) for ``nodes`` of ``cluster`` (all:
     None), from the stored objects' records: the nodes' ResourceSlices and the slices of the
     same pools (``sharedCounters``), the claims holding their devices, the DeviceTaintRules
-    and the pods on the nodes (``allocatedResourcesStatus``; not read when no claim holds a
+    and the pods on the nodes (for every node: the cluster model, ``_cluster_dra_states``) (``allocatedResourcesStatus``; not read when no claim holds a
     device). Four queries. ``health`` False: pods are not read (device health then comes from
     taints and claims only), what the overview's counts need."""
     from django.db.models import TextField
@@ -322,6 +322,8 @@ def dra_states(cluster: Cluster, nodes: Collection[str] | None = None, health: b
     from . import capacity
     from .models import AllocationResult, KubeObject, Pod, ResourceClaim, ResourceSlice
 
+    if nodes is None:
+        return _cluster_dra_states(cluster, health)
     slices = ResourceSlice.objects.filter(cluster=cluster)
     claims = ResourceClaim.objects.filter(cluster=cluster).exclude(state="pending")
     # Only pods that carry a health report are parsed (a fleet has tens of thousands of pods).
@@ -341,6 +343,21 @@ def dra_states(cluster: Cluster, nodes: Collection[str] | None = None, health: b
         _records_of(slices), claim_records, rules,
         _records_of(pods) if claim_records and health else (),  # health reports are about held devices
         nodes=nodes, cel_selects=_rule_cel(cluster, rules),
+    )
+
+
+def _cluster_dra_states(cluster: Cluster, health: bool) -> dict[str, Any]:
+    """``dra_states`` of every node, from the cluster model (``exports.load_model``: the
+    records the last sync stored, else every stored object parsed once)."""
+    from . import capacity
+    from .exports import load_model
+
+    model = load_model(cluster)
+    claims = [c for c in model.of_kinds(["ResourceClaim"]) if c.allocated]
+    rules = list(model.of_kinds(["DeviceTaintRule"]))
+    pods = [p for p in model.of_kinds(["Pod"]) if any(cs.allocated_resources_status for cs in p.container_states)] if health else []
+    return capacity.node_states(
+        list(model.of_kinds(["ResourceSlice"])), claims, rules, pods, cel_selects=_rule_cel(cluster, rules),
     )
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from claims.diagnosis.context import Context, claim_ref, earliest, minutes, node_ref, pod_ref, slice_ref
 from claims.diagnosis.feasibility import ClaimFeasibility
-from claims.diagnosis.findings import Finding
 from claims.diagnosis.known_issues import issues_for
 from claims.diagnosis.rules_node import driver_gaps, node_could_satisfy
 from claims.diagnosis.state import ComponentInfo
@@ -269,7 +268,7 @@ def _class_matches(ctx: Context, class_name: str, device: object) -> bool:
         return False
 
 
-def rule_claim_references(ctx: Context) -> Iterator[Finding]:
+def rule_claim_references(ctx: Context) -> Iterator[Verdict]:
     """claim_not_found and template_claim_missing: a pod's reference leads nowhere."""
     state = ctx.state
     for pod in state.pods.values():
@@ -284,11 +283,7 @@ def rule_claim_references(ctx: Context) -> Iterator[Finding]:
                     ns for (ns, name) in state.claims if name == ref.claim_name and ns != pod.namespace
                 )
                 missing = ObjectRef("ResourceClaim", pod.namespace, ref.claim_name)
-                note = (
-                    f"; a claim of that name exists only in namespace(s) {', '.join(elsewhere)},"
-                    " and claims are namespaced" if elsewhere else ""
-                )
-                yield Finding(
+                yield Verdict(
                     category="claim_not_found",
                     severity="critical",
                     objects=(
@@ -296,17 +291,9 @@ def rule_claim_references(ctx: Context) -> Iterator[Finding]:
                         missing,
                         *(ObjectRef("ResourceClaim", ns, ref.claim_name) for ns in elsewhere),
                     ),
-                    summary=(
-                        f"Pod {pod.namespace}/{pod.name} references ResourceClaim {ref.claim_name},"
-                        f" which does not exist in namespace {pod.namespace}{note}."
-                    ),
-                    next_action=(
-                        f"Create ResourceClaim {ref.claim_name} in namespace {pod.namespace} or point"
-                        " the workload at a ResourceClaimTemplate; a pod cannot use another"
-                        " namespace's claim."
-                    ),
+                    uids=(pod.uid, "", *(state.claims[(ns, ref.claim_name)].uid for ns in elsewhere)),
                     since=since,
-                    evidence={"absent": [missing.to_dict()], "same_name_in": elsewhere},
+                    facts={"absent": [missing.to_dict()], "same_name_in": elsewhere, "claim": ref.claim_name},
                 )
             elif ref.template_name and resolved is None:
                 tmpl_missing = (pod.namespace, ref.template_name) not in state.templates
@@ -320,31 +307,63 @@ def rule_claim_references(ctx: Context) -> Iterator[Finding]:
                 if not ctx.older_than(since, ctx.thresholds.pending_seconds) and not events:
                     continue
                 tref = ObjectRef("ResourceClaimTemplate", pod.namespace, ref.template_name)
-                why = (
-                    f"ResourceClaimTemplate {ref.template_name} does not exist in {pod.namespace}"
-                    if tmpl_missing
-                    else f"the claim controller failed to create it ({events[0].message})"
-                )
-                yield Finding(
+                yield Verdict(
                     category="template_claim_missing",
                     severity="critical",
                     objects=(pod_ref(pod), tref),
-                    summary=(
-                        f"Pod {pod.namespace}/{pod.name} entry {ref.name} has no ResourceClaim:"
-                        f" {why}"
-                        + (f"; FailedResourceClaimCreation x{sum(e.count for e in events)}" if events else "")
-                        + "."
-                    ),
-                    next_action=(
-                        f"Re-create ResourceClaimTemplate {ref.template_name} in {pod.namespace} (or"
-                        " point the pod at an existing template) so the controller can create the claim."
-                    ),
+                    uids=(pod.uid, ""),
                     since=since,
-                    evidence={
+                    facts={
                         "absent": [tref.to_dict()] if tmpl_missing else [],
                         "events": [e.message for e in events][:3],
+                        "event_count": sum(e.count for e in events),
+                        "template_missing": tmpl_missing,
+                        "template": ref.template_name,
+                        "entry": ref.name,
                     },
                 )
+
+
+@renders("claim_not_found")
+def _render_claim_not_found(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    pod = v.objects[0]
+    elsewhere = f["same_name_in"]
+    note = (
+        f"; a claim of that name exists only in namespace(s) {', '.join(elsewhere)},"
+        " and claims are namespaced" if elsewhere else ""
+    )
+    summary = (
+        f"Pod {pod.namespace}/{pod.name} references ResourceClaim {f['claim']},"
+        f" which does not exist in namespace {pod.namespace}{note}."
+    )
+    action = (
+        f"Create ResourceClaim {f['claim']} in namespace {pod.namespace} or point"
+        " the workload at a ResourceClaimTemplate; a pod cannot use another"
+        " namespace's claim."
+    )
+    return summary, action
+
+
+@renders("template_claim_missing")
+def _render_template_claim_missing(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    pod = v.objects[0]
+    why = (
+        f"ResourceClaimTemplate {f['template']} does not exist in {pod.namespace}"
+        if f["template_missing"]
+        else f"the claim controller failed to create it ({f['events'][0]})"
+    )
+    summary = (
+        f"Pod {pod.namespace}/{pod.name} entry {f['entry']} has no ResourceClaim: {why}"
+        + (f"; FailedResourceClaimCreation x{f['event_count']}" if f["events"] else "")
+        + "."
+    )
+    action = (
+        f"Re-create ResourceClaimTemplate {f['template']} in {pod.namespace} (or"
+        " point the pod at an existing template) so the controller can create the claim."
+    )
+    return summary, action
 
 
 # Feature gates the DRA features need, with the first minor version where each is on by
@@ -413,7 +432,7 @@ _GATE_COMPONENTS = {
 }
 
 
-def rule_feature_gates(ctx: Context) -> Iterator[Finding]:
+def rule_feature_gates(ctx: Context) -> Iterator[Verdict]:
     """feature_gate_disabled: a feature in use is off on a control-plane component."""
     state = ctx.state
     if not state.components:
@@ -444,35 +463,43 @@ def rule_feature_gates(ctx: Context) -> Iterator[Finding]:
                 *(ObjectRef("Pod", c.pod_namespace, c.pod_name) for c in off),
                 *(ObjectRef("Pod", state.components[n].pod_namespace, state.components[n].pod_name) for n in on),
                 *(r for r in refs if r.kind != "ResourceClaim")]
-        names = ", ".join(
-            f"{c.component} (v{'.'.join(map(str, c.version)) if c.version else '?'})" for c in off
-        )
-        yield Finding(
+        yield Verdict(
             category="feature_gate_disabled",
             severity="critical",
             objects=tuple(dict.fromkeys(objs)),
-            summary=(
-                f"Feature gate {gate} is off on {names}"
-                + (f" but on in {', '.join(sorted(on))}" if on else "")
-                + f"; {len(refs)} object(s) use it"
-                + (f"; {len(bound)} pod(s) were bound without their claim being allocated" if bound else "")
-                + "."
-            ),
-            next_action=(
-                f"Enable {gate} on {', '.join(c.component for c in off)} to match the rest of the"
-                " control plane and kubelets, then re-create the affected pods."
-            ),
+            uids=tuple(p.uid for p in bound),
             since=earliest([p.created for p in bound]) if bound else None,
-            evidence={
+            facts={
                 "gate": gate,
                 "disabled_on": [c.component for c in off],
+                "disabled_versions": [".".join(map(str, c.version)) if c.version else "?" for c in off],
                 "enabled_on": sorted(on),
+                "objects_using": len(refs),
                 "bound_without_allocation": [f"{p.namespace}/{p.name}" for p in bound],
             },
         )
 
 
-def rule_scheduler_known_bug(ctx: Context) -> Iterator[Finding]:
+@renders("feature_gate_disabled")
+def _render_feature_gate_disabled(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    names = ", ".join(f"{c} (v{ver})" for c, ver in zip(f["disabled_on"], f["disabled_versions"], strict=True))
+    bound = f["bound_without_allocation"]
+    summary = (
+        f"Feature gate {f['gate']} is off on {names}"
+        + (f" but on in {', '.join(f['enabled_on'])}" if f["enabled_on"] else "")
+        + f"; {f['objects_using']} object(s) use it"
+        + (f"; {len(bound)} pod(s) were bound without their claim being allocated" if bound else "")
+        + "."
+    )
+    action = (
+        f"Enable {f['gate']} on {', '.join(f['disabled_on'])} to match the rest of the"
+        " control plane and kubelets, then re-create the affected pods."
+    )
+    return summary, action
+
+
+def rule_scheduler_known_bug(ctx: Context) -> Iterator[Verdict]:
     """scheduler_known_bug: scheduler version in a known bug's range and its symptom seen."""
     state = ctx.state
     sched = state.components.get("kube-scheduler")
@@ -502,23 +529,43 @@ def rule_scheduler_known_bug(ctx: Context) -> Iterator[Finding]:
                 ObjectRef("ResourceClaim", p.namespace, n)
                 for _, n in state.pod_claim_names(p) if n
             ]
-            yield Finding(
+            yield Verdict(
                 category="scheduler_known_bug",
                 severity="critical",
                 objects=(pod_ref(p), *claims, ObjectRef("Pod", sched.pod_namespace, sched.pod_name)),
-                summary=(
-                    f"Pod {p.namespace}/{p.name} fails scheduling with '{e.message[:160]}' on"
-                    f" kube-scheduler v{'.'.join(map(str, sched.version or ()))}: known bug"
-                    f" {issue.id}, fixed in {issue.fixed_in}."
-                ),
-                next_action=(
-                    f"Upgrade kube-scheduler to {issue.fixed_in} or later ({issue.link})"
-                    + (f"; until then {issue.workaround}" if issue.workaround else "") + "."
-                ),
+                uids=(p.uid,),
                 since=e.first,
-                evidence={"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in,
-                          "explanation": issue.summary},
+                facts={**_issue_facts(issue, sched), "symptom": "event", "message": e.message[:300],
+                       "pod": f"{p.namespace}/{p.name}"},
             )
+
+
+def _issue_facts(issue: Any, sched: ComponentInfo) -> dict[str, Any]:
+    return {"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in,
+            "explanation": issue.summary, "workaround": issue.workaround,
+            "scheduler_version": ".".join(map(str, sched.version or ()))}
+
+
+@renders("scheduler_known_bug")
+def _render_scheduler_known_bug(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    bug = (f"kube-scheduler v{f['scheduler_version']}: known bug {f['known_issue']}, fixed in {f['fixed_in']}")
+    if f["symptom"] == "event":
+        summary = f"Pod {f['pod']} fails scheduling with '{f['message'][:160]}' on {bug}."
+    else:
+        main = v.objects[0]
+        age = f["pending_seconds"]
+        events = f["scheduling_events"]
+        summary = (
+            f"Claim {main.namespace}/{main.name} has been pending" + (f" {minutes(age)}" if age is not None else "")
+            + f" although it is allocatable now ({f['feasibility']}), on {bug}"
+            + (f"; scheduler says '{events[-1]['message'][:160]}'" if events else "") + "."
+        )
+    action = (
+        f"Upgrade kube-scheduler to {f['fixed_in']} or later ({f['link']})"
+        + (f"; until then {f['workaround']}" if f["workaround"] else "") + "."
+    )
+    return summary, action
 
 
 def waiting_on_binding(ctx: Context, claim: ResourceClaim) -> tuple[str, list[tuple[Any, str]], list[tuple[Any, Any]]]:
@@ -607,7 +654,7 @@ def _render_binding_failed(v: Verdict) -> tuple[str, str]:
     return summary, action
 
 
-def rule_known_bug_state(ctx: Context, issue: Any, sched: ComponentInfo) -> Iterator[Finding]:
+def rule_known_bug_state(ctx: Context, issue: Any, sched: ComponentInfo) -> Iterator[Verdict]:
     """The structural symptom ``claim_allocatable_while_pending``: a claim pending past its
     threshold that the devices published now could satisfy (``feasibility`` says
     ``feasible``), on an affected kube-scheduler."""
@@ -618,26 +665,13 @@ def rule_known_bug_state(ctx: Context, issue: Any, sched: ComponentInfo) -> Iter
         feas = ctx.feasibility(claim)
         if feas.verdict != "feasible":
             continue
-        age = ctx.age(since)
-        events = ctx.scheduling_messages(pods)
-        yield Finding(
+        yield Verdict(
             category="scheduler_known_bug",
             severity="critical",
             objects=(claim_ref(claim), *(pod_ref(p) for p in pods),
                      ObjectRef("Pod", sched.pod_namespace, sched.pod_name)),
-            summary=(
-                f"Claim {claim.namespace}/{claim.name} has been pending"
-                + (f" {minutes(age)}" if age is not None else "")
-                + f" although it is allocatable now ({feas.detail}), on kube-scheduler"
-                f" v{'.'.join(map(str, sched.version or ()))}: known bug {issue.id}, fixed in {issue.fixed_in}"
-                + (f"; scheduler says '{events[-1]['message'][:160]}'" if events else "") + "."
-            ),
-            next_action=(
-                f"Upgrade kube-scheduler to {issue.fixed_in} or later ({issue.link}); until then restarting"
-                " kube-scheduler clears its allocator state, and the pod is retried."
-            ),
+            uids=(claim.uid, *(p.uid for p in pods)),
             since=since,
-            evidence={"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in,
-                      "explanation": issue.summary, "feasibility": feas.detail, "scheduling_events": events,
-                      "uids": [claim.uid, *(p.uid for p in pods)]},
+            facts={**_issue_facts(issue, sched), "symptom": "state", "feasibility": feas.detail,
+                   "pending_seconds": ctx.age(since), "scheduling_events": ctx.scheduling_messages(pods)},
         )

@@ -435,7 +435,9 @@ def claim_dra(raw: Any) -> dict[str, Any] | None:
     [(type, status)], waiting: bool, failed: bool}]), ``statuses`` (``status.devices[]``) and
     ``prioritized`` ([{request, alternatives, chosen, passed_over}]: for a ``firstAvailable``
     request the alternative the allocation chose, and those before it, which the scheduler
-    tries first and found unsatisfiable then). None when the raw is not a claim."""
+    tries first and found unsatisfiable then), ``capacity_requests`` ([{request, alternative,
+    capacity}]: ``capacity.requests`` of each request body that names some). None when the
+    raw is not a claim."""
     from . import records
 
     try:
@@ -474,9 +476,14 @@ def claim_dra(raw: Any) -> dict[str, Any] | None:
             "request": req.name, "alternatives": names, "chosen": pick,
             "passed_over": names[: names.index(pick)] if pick in names else [],
         })  # fmt: skip
+    capacity_requests = [
+        {"request": req.name, "alternative": body.name, "capacity": dict(body.capacity)}
+        for req in c.requests for body in req.bodies if body.capacity
+    ]
     return {
         "admin_access": c.admin_access,
         "extended_resource_claim": c.extended_resource_claim,
+        "capacity_requests": capacity_requests,
         "binding": binding,
         "statuses": list(c.device_statuses),
         "prioritized": prioritized,

@@ -54,3 +54,9 @@ def test_the_claim_page_shows_them(tmp_path, client_in):
     ns = admin["metadata"]["namespace"]
     page = client_in.get(reverse("claims:claim", args=["dra", ns, "monitor"])).content.decode()
     assert "admin access" in page
+
+
+def test_capacity_requests_are_listed_per_request():
+    claim = next(o for o in shapes.example("gpu-allow-multiple-allocations__gpu-allow-multiple-allocations.yaml") if o["kind"] == "ResourceClaim")
+    [r] = queries.claim_dra(claim)["capacity_requests"]
+    assert r == {"request": "gpu", "alternative": None, "capacity": {"memory": "16Gi", "compute": "20"}}

@@ -136,7 +136,7 @@ class WatchSource:
     def __init__(self, http: KubeHTTP, *, description: str = "live", cursors: Mapping[str, Cursor] | None = None,
                  now: datetime, relist_seconds: float = 3600.0, watch_seconds: float = 5.0, page_size: int = 500,
                  deadline_seconds: float = 200.0, kinds: tuple[KindSpec, ...] = KINDS, keep_open: bool = False,
-                 max_threads: int = 12) -> None:
+                 max_threads: int = 32) -> None:
         self.http = http
         self.description = description
         self.now = now

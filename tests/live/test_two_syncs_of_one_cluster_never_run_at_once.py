@@ -103,3 +103,16 @@ def test_a_lease_left_by_a_dead_process_is_taken_over(fake, cluster):
     dead = f"{socket.gethostname()}:999999:1:abc"  # no such pid
     assert locks.try_acquire(cluster.pk, dead)
     assert tasks.run_sync(cluster, wait=0).status == "ok"
+
+
+def test_the_dispatcher_closes_a_run_left_running_by_a_dead_worker(fake, cluster, monkeypatch):
+    import socket
+
+    from django.utils import timezone
+
+    monkeypatch.setattr(tasks.sync_cluster_task, "delay", lambda *a: None)
+    dead = SyncRun.objects.create(cluster=cluster, source="watch", started=timezone.now(),
+                                  worker=f"{socket.gethostname()}:999999")
+    assert tasks.dispatch_due_syncs() == 1
+    dead.refresh_from_db()
+    assert dead.status == "failed" and "ended before it finished" in dead.error

@@ -21,3 +21,10 @@ def test_v1_and_v1beta1_templates_list_their_requests(client_in, sync_snapshot):
         html = resp.content.decode()
         assert "gpu-test1/single-gpu" in html
         assert "gpu: 1\u00d7 <span class=\"mono\">gpu.nvidia.com</span>" in html, name  # U+00D7, the page's multiplication sign
+
+
+def test_a_v1_request_without_count_or_mode_shows_one_on_the_template_page(client_in, sync_snapshot):
+    sync_snapshot(QUICKSTART_V1, name="qs-v1")
+    resp = client_in.get(reverse("inventory:claimtemplate", args=["qs-v1", "gpu-test1", "single-gpu"]))
+    assert resp.status_code == 200
+    assert '<td class="inline" data-label="Count">1</td>' in resp.content.decode()

@@ -1,5 +1,9 @@
 """Run every rule over a ClusterState and return the findings, most severe and oldest first.
 
+Each rule yields ``verdicts.Verdict``s (category, objects, uids, facts); the engine refuses a
+category the rule does not declare in ``RULES`` and has the category's renderer write the
+finding's summary and next action (a rule may still yield a finished ``Finding``).
+
 Pure: no Django, no clock: ``now`` is an input (the clock for a live cluster, the newest
 timestamp of a snapshot otherwise).
 

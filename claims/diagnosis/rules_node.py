@@ -14,7 +14,6 @@ from typing import Any
 
 from claims.diagnosis.context import Context, claim_ref, earliest, minutes, node_ref, pod_ref, slice_ref
 from claims.diagnosis.feasibility import ClaimFeasibility, blocking_taints, device_taints, rule_selects
-from claims.diagnosis.findings import Finding
 from claims.diagnosis.known_issues import issues_for, load_known_issues
 from claims.diagnosis.verdicts import Verdict, renders
 from inventory.cel import evaluate_device
@@ -148,7 +147,7 @@ def _stuck_claims_for_gpu_driver(ctx: Context) -> list[tuple[ResourceClaim, list
     return out
 
 
-def rule_driver_publishing(ctx: Context) -> Iterator[Finding]:
+def rule_driver_publishing(ctx: Context) -> Iterator[Verdict]:
     """driver_publishing_empty_pool and driver_not_publishing_on_node."""
     state = ctx.state
     gaps = driver_gaps(ctx)
@@ -183,42 +182,46 @@ def rule_driver_publishing(ctx: Context) -> Iterator[Finding]:
             "plugin_state": plugin_txt,
             "affected_claims": [f"{c.namespace}/{c.name}" for c, _ in affected],
         }
-        if kind == "empty_pool":
-            yield Finding(
-                category="driver_publishing_empty_pool",
-                severity="critical",
-                objects=tuple(dict.fromkeys(objs)),
-                summary=(
-                    f"Node {node_name} has {product} but its {GPU_DRIVER} ResourceSlice lists zero"
-                    " devices" + (f"; kubelet plugin: {plugin_txt}" if plugin_txt else "")
-                    + (f"; {len(affected)} claim(s) wait for a device" if affected else "") + "."
-                ),
-                next_action=(
-                    f"Read the DRA kubelet plugin's log on {node_name} and fix why it enumerates no"
-                    " GPUs (crash loop, unsupported MIG query, driver mismatch), then confirm the"
-                    " slice lists the node's GPUs."
-                ),
-                since=since,
-                evidence=common,
-            )
-        else:
-            yield Finding(
-                category="driver_not_publishing_on_node",
-                severity="warning" if not affected else "critical",
-                objects=tuple(dict.fromkeys(objs)),
-                summary=(
-                    f"Node {node_name} has {product} but no {GPU_DRIVER} ResourceSlice"
-                    + (f"; kubelet plugin: {plugin_txt}" if plugin_txt else
-                       ("; no DRA kubelet-plugin pod runs there" if not plugins else ""))
-                    + "."
-                ),
-                next_action=(
-                    f"Check that the DRA driver's kubelet-plugin DaemonSet runs and is ready on"
-                    f" {node_name} (node selector, tolerations, host driver), then confirm a slice appears."
-                ),
-                since=since,
-                evidence=common,
-            )
+        yield Verdict(
+            category="driver_publishing_empty_pool" if kind == "empty_pool" else "driver_not_publishing_on_node",
+            severity="critical" if kind == "empty_pool" or affected else "warning",
+            objects=tuple(dict.fromkeys(objs)),
+            uids=(node.uid if node else "", *(c.uid for c, _ in affected)),
+            since=since,
+            facts={**common, "product": product, "driver": GPU_DRIVER},
+        )
+
+
+@renders("driver_publishing_empty_pool")
+def _render_empty_pool(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    summary = (
+        f"Node {f['node']} has {f['product']} but its {f['driver']} ResourceSlice lists zero"
+        " devices" + (f"; kubelet plugin: {f['plugin_state']}" if f["plugin_state"] else "")
+        + (f"; {len(f['affected_claims'])} claim(s) wait for a device" if f["affected_claims"] else "") + "."
+    )
+    action = (
+        f"Read the DRA kubelet plugin's log on {f['node']} and fix why it enumerates no"
+        " GPUs (crash loop, unsupported MIG query, driver mismatch), then confirm the"
+        " slice lists the node's GPUs."
+    )
+    return summary, action
+
+
+@renders("driver_not_publishing_on_node")
+def _render_not_publishing(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    summary = (
+        f"Node {f['node']} has {f['product']} but no {f['driver']} ResourceSlice"
+        + (f"; kubelet plugin: {f['plugin_state']}" if f["plugin_state"] else
+           ("; no DRA kubelet-plugin pod runs there" if not f["plugin_pods"] else ""))
+        + "."
+    )
+    action = (
+        f"Check that the DRA driver's kubelet-plugin DaemonSet runs and is ready on"
+        f" {f['node']} (node selector, tolerations, host driver), then confirm a slice appears."
+    )
+    return summary, action
 
 
 def _kubelet_issue_note(ctx: Context, node_name: str | None) -> tuple[str, dict[str, Any]]:
@@ -229,7 +232,8 @@ def _kubelet_issue_note(ctx: Context, node_name: str | None) -> tuple[str, dict[
         if issue.category == "driver_not_registered_on_node":
             return (
                 f"; kubelet {node.kubelet_version} has known bug {issue.id} (fixed in {issue.fixed_in})",
-                {"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in},
+                {"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in,
+                 "kubelet_version": node.kubelet_version},
             )
     return "", {}
 
@@ -246,7 +250,7 @@ def _pod_claims(ctx: Context, pod: Pod) -> list[ObjectRef]:
     ]
 
 
-def rule_kubelet_events(ctx: Context) -> Iterator[Finding]:
+def rule_kubelet_events(ctx: Context) -> Iterator[Verdict]:
     """driver_not_registered_on_node, cdi_injection_failed, prepare_failed_on_node from kubelet
     events of pods that are still not running."""
     state = ctx.state
@@ -275,51 +279,21 @@ def rule_kubelet_events(ctx: Context) -> Iterator[Finding]:
         count = sum(e.count for e in events)
         msg = events[-1].message
         objs = [pod_ref(pod), *_pod_claims(ctx, pod)]
-        evidence: dict[str, Any] = {"events": [e.message for e in events][:3], "count": count, "node": node}
+        evidence: dict[str, Any] = {"events": [e.message for e in events][:3], "count": count, "node": node,
+                                    "pod": f"{ns}/{name}", "message": msg[:300]}
         if cat == "driver_not_registered_on_node":
-            note, issue_ev = _kubelet_issue_note(ctx, node)
+            _note, issue_ev = _kubelet_issue_note(ctx, node)
             evidence.update(issue_ev)
             objs += [node_ref(node)] if node else []
             objs += [pod_ref(p) for p in plugins]
-            yield Finding(
-                category=cat,
-                severity="critical",
-                objects=tuple(dict.fromkeys(objs)),
-                summary=(
-                    f"Kubelet on {node} reports the DRA driver as not registered for pod {ns}/{name}"
-                    f" (x{count}: '{msg[:160]}'){note}."
-                ),
-                next_action=(
-                    f"Restart the DRA kubelet-plugin pod on {node} (and the kubelet if the plugin is"
-                    " healthy); upgrade the kubelet if its version has the known idle-connection bug."
-                ),
-                since=since,
-                evidence=evidence,
-            )
         elif cat == "cdi_injection_failed":
             objs += [node_ref(node)] if node else []
-            yield Finding(
-                category=cat,
-                severity="critical",
-                objects=tuple(dict.fromkeys(objs)),
-                summary=(
-                    f"Pod {ns}/{name}: devices were prepared but the container runtime on {node}"
-                    f" cannot resolve the CDI device (x{count}: '{msg[:160]}')."
-                ),
-                next_action=(
-                    f"Check that CDI is enabled in the container runtime on {node} and that the"
-                    " plugin's CDI spec directory is the one the runtime reads, then recreate the pod."
-                ),
-                since=since,
-                evidence=evidence,
-            )
         else:
             toolkit = [
                 p for p in state.pods.values()
                 if p.node_name == node and is_container_toolkit(p)
             ] if any(t in msg for t in CDI_SPEC_WRITE) else []
             objs += [pod_ref(p) for p in plugins] + [pod_ref(p) for p in toolkit]
-            extra = ""
             plugin_start = earliest([c.started_at for p in plugins for c in p.containers] + [p.created for p in plugins])
             newer = [
                 p for p in toolkit
@@ -327,26 +301,64 @@ def rule_kubelet_events(ctx: Context) -> Iterator[Finding]:
                 < (ctx.age(plugin_start) or 0)
             ]
             if newer:
-                extra = (
-                    f"; the container toolkit pod {newer[0].name} was replaced after the kubelet"
-                    " plugin started, so the plugin's CDI information may be stale"
-                )
                 evidence["subcategory"] = "cdi_spec_generation_failed"
-            yield Finding(
-                category=cat,
-                severity="critical",
-                objects=tuple(dict.fromkeys(objs)),
-                summary=(
-                    f"Kubelet on {node} cannot prepare the devices of pod {ns}/{name}"
-                    f" (FailedPrepareDynamicResources x{count}: '{msg[:200]}'){extra}."
-                ),
-                next_action=(
-                    f"Read the DRA kubelet plugin's log on {node} for this claim and fix the cause;"
-                    " restart the plugin pod if its cached state is stale, then watch the next prepare."
-                ),
-                since=since,
-                evidence=evidence,
-            )
+                evidence["toolkit_replaced"] = newer[0].name
+        yield Verdict(
+            category=cat,
+            severity="critical",
+            objects=tuple(dict.fromkeys(objs)),
+            uids=(pod.uid,),
+            since=since,
+            facts=evidence,
+        )
+
+
+@renders("driver_not_registered_on_node")
+def _render_not_registered(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    note = (f"; kubelet {f['kubelet_version']} has known bug {f['known_issue']} (fixed in {f['fixed_in']})"
+            if f.get("known_issue") else "")
+    summary = (
+        f"Kubelet on {f['node']} reports the DRA driver as not registered for pod {f['pod']}"
+        f" (x{f['count']}: '{f['message'][:160]}'){note}."
+    )
+    action = (
+        f"Restart the DRA kubelet-plugin pod on {f['node']} (and the kubelet if the plugin is"
+        " healthy); upgrade the kubelet if its version has the known idle-connection bug."
+    )
+    return summary, action
+
+
+@renders("cdi_injection_failed")
+def _render_cdi_injection_failed(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    summary = (
+        f"Pod {f['pod']}: devices were prepared but the container runtime on {f['node']}"
+        f" cannot resolve the CDI device (x{f['count']}: '{f['message'][:160]}')."
+    )
+    action = (
+        f"Check that CDI is enabled in the container runtime on {f['node']} and that the"
+        " plugin's CDI spec directory is the one the runtime reads, then recreate the pod."
+    )
+    return summary, action
+
+
+@renders("prepare_failed_on_node")
+def _render_prepare_failed(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    extra = (
+        f"; the container toolkit pod {f['toolkit_replaced']} was replaced after the kubelet"
+        " plugin started, so the plugin's CDI information may be stale" if f.get("toolkit_replaced") else ""
+    )
+    summary = (
+        f"Kubelet on {f['node']} cannot prepare the devices of pod {f['pod']}"
+        f" (FailedPrepareDynamicResources x{f['count']}: '{f['message'][:200]}'){extra}."
+    )
+    action = (
+        f"Read the DRA kubelet plugin's log on {f['node']} for this claim and fix the cause;"
+        " restart the plugin pod if its cached state is stale, then watch the next prepare."
+    )
+    return summary, action
 
 
 def rule_stale_slice(ctx: Context) -> Iterator[Verdict]:
@@ -505,7 +517,7 @@ def _render_overlapping(v: Verdict) -> tuple[str, str]:
     return summary, action
 
 
-def rule_unprepare_blocked(ctx: Context) -> Iterator[Finding]:
+def rule_unprepare_blocked(ctx: Context) -> Iterator[Verdict]:
     """unprepare_blocked_driver_unavailable: a terminating pod waits for a driver that is down."""
     state = ctx.state
     for pod in state.pods.values():
@@ -531,31 +543,39 @@ def rule_unprepare_blocked(ctx: Context) -> Iterator[Finding]:
         )
         if not down:
             continue
-        age = ctx.age(pod.deletion_timestamp)
-        yield Finding(
+        yield Verdict(
             category="unprepare_blocked_driver_unavailable",
             severity="critical",
             objects=tuple(dict.fromkeys([pod_ref(pod), *(claim_ref(c) for c in held),
                                          node_ref(pod.node_name), *(pod_ref(p) for p in plugins)])),
-            summary=(
-                f"Pod {pod.namespace}/{pod.name} has been terminating"
-                + (f" for {minutes(age)}" if age is not None else "")
-                + f" on {pod.node_name}, but the DRA driver that must unprepare its claim(s) is"
-                " unavailable ("
-                + (_plugin_state(plugins) or ("no ready plugin pod" if plugins or not events else events[0].message[:120]))
-                + ")."
-            ),
-            next_action=(
-                f"Bring the DRA kubelet plugin on {pod.node_name} back to Ready so the kubelet can"
-                " unprepare the devices; do not force-delete the pod or strip the claim finalizer"
-                " while the device may still be in use."
-            ),
+            uids=(pod.uid, *(c.uid for c in held)),
             since=pod.deletion_timestamp,
-            evidence={"claims": [c.name for c in held], "events": [e.message for e in events][:3]},
+            facts={"claims": [c.name for c in held], "events": [e.message for e in events][:3],
+                   "node": pod.node_name, "terminating_seconds": ctx.age(pod.deletion_timestamp),
+                   "plugin_state": _plugin_state(plugins), "plugin_pods": [p.name for p in plugins]},
         )
 
 
-def rule_device_taints(ctx: Context) -> Iterator[Finding]:
+@renders("unprepare_blocked_driver_unavailable")
+def _render_unprepare_blocked(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    main = v.objects[0]
+    age = f["terminating_seconds"]
+    why = f["plugin_state"] or ("no ready plugin pod" if f["plugin_pods"] or not f["events"] else f["events"][0][:120])
+    summary = (
+        f"Pod {main.namespace}/{main.name} has been terminating"
+        + (f" for {minutes(age)}" if age is not None else "")
+        + f" on {f['node']}, but the DRA driver that must unprepare its claim(s) is unavailable ({why})."
+    )
+    action = (
+        f"Bring the DRA kubelet plugin on {f['node']} back to Ready so the kubelet can"
+        " unprepare the devices; do not force-delete the pod or strip the claim finalizer"
+        " while the device may still be in use."
+    )
+    return summary, action
+
+
+def rule_device_taints(ctx: Context) -> Iterator[Verdict]:
     """device_taint_eviction: evictions by device taints, tolerations lost in the allocation,
     and pending claims whose only free matching devices are tainted."""
     state = ctx.state
@@ -594,41 +614,26 @@ def rule_device_taints(ctx: Context) -> Iterator[Finding]:
                 "taints": [t.to_dict() for t in taints],
                 "evictions": [e.message for e in evictions][:3],
             }
+            evidence["claim"] = f"{c.namespace}/{c.name}"
+            evidence["pool_device"] = f"{r.pool}/{r.device}"
+            evidence["eviction_reason"] = evictions[0].reason if evictions else None
             if tolerated_by_request:
                 evidence["subcategory"] = "toleration_missing_from_allocation_result"
-                note = "; the request tolerates it but the allocation result carries no toleration"
                 if sched and sched_issues:
                     issue = sched_issues[0]
                     objs.append(ObjectRef("Pod", sched.pod_namespace, sched.pod_name))
-                    note += (f" (kube-scheduler v{'.'.join(map(str, sched.version or ()))}: known bug"
-                             f" {issue.id}, fixed in {issue.fixed_in})")
-                    evidence.update({"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in})
-                action = (
-                    "Upgrade kube-scheduler to a release that copies tolerations into the allocation;"
-                    " until then remove the NoExecute taint (or make it NoSchedule) while the job runs."
-                )
+                    evidence.update({"known_issue": issue.id, "link": issue.link, "fixed_in": issue.fixed_in,
+                                     "scheduler_version": ".".join(map(str, sched.version or ()))})
             else:
-                action = (
-                    "Fix or replace the tainted device, or add a toleration to the claim's request if"
-                    " the workload may keep running on it."
-                )
-                note = "; the claim does not tolerate it"
-            if not evictions and not tolerated_by_request:
-                # A plain untolerated NoExecute taint: the eviction is by design once it happens.
-                pass
+                evidence["subcategory"] = "not_tolerated"
             reported.add((c.namespace, c.name))
-            yield Finding(
+            yield Verdict(
                 category="device_taint_eviction",
                 severity="critical",
                 objects=tuple(dict.fromkeys(objs)),
-                summary=(
-                    f"Device {r.pool}/{r.device} allocated to claim {c.namespace}/{c.name} has NoExecute"
-                    f" taint {taints[0].key}={taints[0].value or ''}{note}"
-                    + (f"; pod evicted ({evictions[0].reason})" if evictions else "") + "."
-                ),
-                next_action=action,
+                uids=(c.uid, *(p.uid for p in pods)),
                 since=earliest([e.first for e in evictions] + [t.time_added for t in taints]),
-                evidence=evidence,
+                facts=evidence,
             )
     for claim, pods in ctx.pending_claims():
         if (claim.namespace, claim.name) in reported:
@@ -640,20 +645,48 @@ def rule_device_taints(ctx: Context) -> Iterator[Finding]:
         if feas.verdict != "device_tainted":
             continue
         slices = sorted({state.devices[k].slice_name for r in feas.requests for k in r.tainted})
-        yield Finding(
+        yield Verdict(
             category="device_taint_eviction",
             severity="warning",
             objects=(claim_ref(claim), *(pod_ref(p) for p in pods), *(slice_ref(s) for s in slices)),
-            summary=(
-                f"Claim {claim.namespace}/{claim.name} is blocked by device taints: {feas.detail}."
-            ),
-            next_action=(
-                "Remove the taint once the devices are healthy, or add a matching toleration to the"
-                " request if the workload may use tainted devices."
-            ),
+            uids=(claim.uid, *(p.uid for p in pods)),
             since=since,
-            evidence={"subcategory": "blocked_by_taint", "detail": feas.detail},
+            facts={"subcategory": "blocked_by_taint", "detail": feas.detail,
+                   "claim": f"{claim.namespace}/{claim.name}"},
         )
+
+
+@renders("device_taint_eviction")
+def _render_device_taint_eviction(v: Verdict) -> tuple[str, str]:
+    f = v.facts
+    if f["subcategory"] == "blocked_by_taint":
+        return (
+            f"Claim {f['claim']} is blocked by device taints: {f['detail']}.",
+            "Remove the taint once the devices are healthy, or add a matching toleration to the"
+            " request if the workload may use tainted devices.",
+        )
+    t = f["taints"][0]
+    if f["subcategory"] == "toleration_missing_from_allocation_result":
+        note = "; the request tolerates it but the allocation result carries no toleration"
+        if f.get("known_issue"):
+            note += (f" (kube-scheduler v{f['scheduler_version']}: known bug {f['known_issue']},"
+                     f" fixed in {f['fixed_in']})")
+        action = (
+            "Upgrade kube-scheduler to a release that copies tolerations into the allocation;"
+            " until then remove the NoExecute taint (or make it NoSchedule) while the job runs."
+        )
+    else:
+        note = "; the claim does not tolerate it"
+        action = (
+            "Fix or replace the tainted device, or add a toleration to the claim's request if"
+            " the workload may keep running on it."
+        )
+    summary = (
+        f"Device {f['pool_device']} allocated to claim {f['claim']} has NoExecute"
+        f" taint {t.get('key')}={t.get('value') or ''}{note}"
+        + (f"; pod evicted ({f['eviction_reason']})" if f["eviction_reason"] else "") + "."
+    )
+    return summary, action
 
 
 def rule_taint_rule_too_broad(ctx: Context) -> Iterator[Verdict]:

@@ -49,16 +49,25 @@ _PLUGIN_MARKS = ("kubelet-plugin", "kubeletplugin")
 
 
 def placeholder_values(involved: Iterable[Mapping[str, object]], node_name: str = "",
-                       claim_uid: str = "") -> dict[str, str]:
+                       claim_uid: str = "", evidence: Mapping[str, object] | None = None) -> dict[str, str]:
     """Values for a runbook's ``<ns>``, ``<claim>``, ``<pod>``, ``<node>``, ``<slice>`` and
     ``<class>`` from a finding's involved objects (``[{kind, namespace, name}]``, main object
     first) and its node: the first object of each kind; ``<ns>`` from the first namespaced one.
     ``<kubelet-plugin-pod>`` and ``<driver-ns>``: the involved Pod that is a driver's kubelet
-    plugin (its name says so) and its namespace; ``<claim-uid>`` from ``claim_uid``.
+    plugin (one of the finding's ``evidence["plugin_pods"]``; without them, its name says so)
+    and its namespace; ``<claim-uid>`` from ``claim_uid``.
     Values that are not valid Kubernetes names are left out (the placeholder stays)."""
     values: dict[str, str] = {}
     objs = list(involved)
-    plugin = next((o for o in objs if o.get("kind") == "Pod" and any(m in str(o.get("name") or "") for m in _PLUGIN_MARKS)), None)
+    # The diagnosis names the driver's kubelet-plugin pods it found by their labels and owner
+    # DaemonSet (``evidence["plugin_pods"]``); a finding stored before it did falls back to
+    # the names drivers give those pods.
+    known = (evidence or {}).get("plugin_pods")
+    if isinstance(known, list) and known:
+        plugin = next((o for o in objs if o.get("kind") == "Pod" and o.get("name") in known), None)
+    else:
+        plugin = next((o for o in objs if o.get("kind") == "Pod"
+                       and any(m in str(o.get("name") or "") for m in _PLUGIN_MARKS)), None)
     if plugin is not None:
         for key, value in (("kubelet-plugin-pod", plugin.get("name")), ("driver-ns", plugin.get("namespace"))):
             if isinstance(value, str) and _SAFE_NAME.fullmatch(value):

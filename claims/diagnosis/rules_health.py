@@ -136,6 +136,7 @@ def rule_cdi_spec_invalid(ctx: Context) -> Iterator[Verdict]:
                 "host_path": path,
                 "driver_root": roots,
                 "drivers": sorted({r.driver for c in claims for r in c.results}),
+                "plugin_pods": [p.name for p in plugins],
             },
         )
 

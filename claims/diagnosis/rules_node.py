@@ -280,7 +280,8 @@ def rule_kubelet_events(ctx: Context) -> Iterator[Verdict]:
         msg = events[-1].message
         objs = [pod_ref(pod), *_pod_claims(ctx, pod)]
         evidence: dict[str, Any] = {"events": [e.message for e in events][:3], "count": count, "node": node,
-                                    "pod": f"{ns}/{name}", "message": msg[:300]}
+                                    "pod": f"{ns}/{name}", "message": msg[:300],
+                                    "plugin_pods": [p.name for p in plugins]}
         if cat == "driver_not_registered_on_node":
             _note, issue_ev = _kubelet_issue_note(ctx, node)
             evidence.update(issue_ev)
@@ -384,7 +385,8 @@ def rule_stale_slice(ctx: Context) -> Iterator[Verdict]:
             uids=(c.uid, *(p.uid for p in pods)),
             since=c.allocation_timestamp,
             facts={"missing_devices": [f"{r.driver}/{r.pool}/{r.device}" for r in gone],
-                   "driver": gone[0].driver, "plugins_not_ready": [p.name for p in not_ready]},
+                   "driver": gone[0].driver, "plugins_not_ready": [p.name for p in not_ready],
+                   "plugin_pods": [p.name for p in plugins]},
         )
 
 
@@ -446,7 +448,7 @@ def rule_mig_not_published(ctx: Context) -> Iterator[Verdict]:
             objects=(node_ref(node.name), *(slice_ref(s) for s in slices), *(pod_ref(p) for p in plugins)),
             uids=(node.uid,),
             facts={"mig_config": cfg, "expected": expected, "published": len(migs), "problems": problems,
-                   "node": node.name},
+                   "node": node.name, "plugin_pods": [p.name for p in plugins]},
         )
 
 

@@ -41,6 +41,8 @@ ALLOWED = {
     "inventory/readitem.py": "an item's identity before decoding, the object on demand",
     "inventory/snapshot.py": "reads snapshot files into raw objects and checks they are objects",
     "inventory/sources.py": "lists the API (and /version) and gives namespaced objects their default namespace",
+    "inventory/watch.py": "splits watch events and list pages into raw items (msgspec), reads an ERROR event's Status",
+    "inventory/kubehttp.py": "reads the Status of an HTTP error answer (reason, message)",
     "inventory/bulk.py": "stores raw JSON (re-encodes text that holds a NUL)",
     # Export and display of stored objects as they are.
     "inventory/exports.py": "gives stored clusters back as raw objects and JSON",

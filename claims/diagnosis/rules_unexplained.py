@@ -7,8 +7,10 @@ was checked (class, selectors, matching and free devices per the feasibility che
 conditions) and quoting the scheduler (``FailedScheduling`` events, the pod's
 ``PodScheduled`` condition).
 
-What waits: an unallocated claim a live unbound pod uses (``Context.pending_claims``), and a
-live unbound pod whose claims are all allocated (the scheduler has not bound it). Not
+What waits: an unallocated claim a live unbound pod uses (``Context.pending_claims``), a
+live unbound pod whose claims are all allocated (the scheduler has not bound it), and a live
+unbound pod asking for an extended resource a DeviceClass serves (its claim does not exist
+until the scheduler finds a node). Not
 waiting, so not reported: a claim whose devices' binding conditions are pending within the
 binding timeout (the scheduler is still in PreBind), and pods already bound to a node (the
 kubelet's side has its own rules).
@@ -22,6 +24,9 @@ from typing import Any
 from claims.diagnosis.context import Context, claim_ref, minutes, pod_ref
 from claims.diagnosis.rules_pending import waiting_on_binding
 from claims.diagnosis.verdicts import Verdict, renders
+
+# The extended resource name every DeviceClass serves without declaring one (KEP-5004).
+IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
 from inventory.kube import ObjectRef
 from inventory.records import Pod, ResourceClaim
 
@@ -59,6 +64,29 @@ def _waiting(ctx: Context) -> Iterator[tuple[list[ResourceClaim], list[Pod], str
         present = [c for c in claims if c is not None]
         if all(c.allocated for c in present):
             yield present, [pod], "unbound"
+    # Pods asking for an extended resource a DeviceClass serves (``extendedResourceName``, or the
+    # implicit ``deviceclass.resource.kubernetes.io/<class>``): the scheduler makes their claim
+    # only once it finds a node, so a pod it cannot place has no claim at all.
+    mapped = _extended_resources(ctx)
+    if not mapped:
+        return
+    for pod in state.pods.values():
+        if (pod.namespace, pod.name) in seen_pods or pod.node_name or pod.terminal or pod.deletion_timestamp:
+            continue
+        if pod.resource_claims or pod.extended_resource_claim is not None:
+            continue
+        if any(name in mapped for c in pod.pod_spec.all_containers() for name in c.resource_names):
+            yield [], [pod], "extended_resource"
+
+
+def _extended_resources(ctx: Context) -> dict[str, str]:
+    """Extended resource name -> the DeviceClass that serves it."""
+    out = {}
+    for dc in ctx.state.device_classes.values():
+        if dc.extended_resource_name:
+            out[dc.extended_resource_name] = dc.name
+        out[f"{IMPLICIT_EXTENDED_PREFIX}{dc.name}"] = dc.name
+    return out
 
 
 def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
@@ -68,7 +96,7 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
         refs = [claim_ref(c) for c in claims] + [pod_ref(p) for p in pods]
         if any(r in named for r in refs):
             continue
-        since = ctx.pending_since(claims[0] if kind == "unallocated" else None, pods)
+        since = ctx.pending_since(claims[0] if claims and kind == "unallocated" else None, pods)
         age = ctx.age(since)
         if age is None or age < ctx.thresholds.pending_seconds:
             continue  # the wait itself is the evidence: an unknown start proves nothing
@@ -76,6 +104,15 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
         if "waiting" in binding:
             continue  # the scheduler waits for binding conditions: not stuck before the timeout
         checks: list[str] = []
+        if kind == "extended_resource":
+            mapped = _extended_resources(ctx)
+            for p in pods:
+                for cont in p.pod_spec.all_containers():
+                    for name in cont.resource_names:
+                        if name in mapped:
+                            qty = cont.limits.get(name, cont.requests.get(name))
+                            checks.append(f"container {cont.name} asks for {qty} {name}, served by DeviceClass"
+                                          f" {mapped[name]}; the scheduler creates its claim once a node fits")
         for c in claims:
             if kind == "unallocated":
                 feas = ctx.feasibility(c)

@@ -23,8 +23,8 @@ def _pods():
 
 
 def test_the_implicit_extended_resource_pod_pending_an_hour_gets_pending_unexplained():
-    pod0, pod1 = _pods()
-    f = run(example_cluster() + [pod0, scheduler_event("extended-resource-request", "pod0", MSG)], now=NOW)
+    pod0, _pod1 = _pods()
+    f = run([*example_cluster(), pod0, scheduler_event("extended-resource-request", "pod0", MSG)], now=NOW)
     assert categories(f) == ["pending_unexplained"]
     assert ("Pod", "extended-resource-request", "pod0") in names(f[0])
     assert "deviceclass.resource.kubernetes.io/gpu.example.com" in f[0].summary
@@ -33,9 +33,9 @@ def test_the_implicit_extended_resource_pod_pending_an_hour_gets_pending_unexpla
 
 def test_an_extended_resource_no_class_serves_gets_no_dra_finding():
     _, pod1 = _pods()  # example.com/gpu: the chart was not installed with that name
-    assert run(example_cluster() + [pod1], now=NOW) == []
+    assert run([*example_cluster(), pod1], now=NOW) == []
 
 
 def test_a_young_extended_resource_pod_waits_for_the_threshold():
     pod0, _ = _pods()
-    assert run(example_cluster() + [pod0], now=parse_time("2026-11-20T10:03:00Z")) == []
+    assert run([*example_cluster(), pod0], now=parse_time("2026-11-20T10:03:00Z")) == []

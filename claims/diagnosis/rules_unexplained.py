@@ -24,11 +24,11 @@ from typing import Any
 from claims.diagnosis.context import Context, claim_ref, minutes, pod_ref
 from claims.diagnosis.rules_pending import waiting_on_binding
 from claims.diagnosis.verdicts import Verdict, renders
+from inventory.kube import ObjectRef
+from inventory.records import Pod, ResourceClaim
 
 # The extended resource name every DeviceClass serves without declaring one (KEP-5004).
 IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
-from inventory.kube import ObjectRef
-from inventory.records import Pod, ResourceClaim
 
 
 def _named(ctx: Context) -> set[ObjectRef]:

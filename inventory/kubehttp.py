@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -107,6 +108,7 @@ class KubeHTTP:
         self.bytes_read = 0
         self.requests = 0
         self.retries = 0
+        self._count = threading.Lock()  # a poll's watches share this client from several threads
 
     # -- one try ------------------------------------------------------------------------
     def _open(self, path: str, query: list[tuple[str, Any]], until: float, read: float | None = None):
@@ -122,7 +124,8 @@ class KubeHTTP:
             raise KubeUnavailable(f"GET {path}: deadline passed before the request")
         # A watch waits for events up to its deadline; any other read at most ``timeout``.
         timeout = urllib3.Timeout(connect=min(10.0, left), read=min(read or self.timeout, left))
-        self.requests += 1
+        with self._count:
+            self.requests += 1
         try:
             return self.api.rest_client.pool_manager.request(
                 method, url, headers=headers, preload_content=False, timeout=timeout, retries=False, redirect=False,
@@ -140,7 +143,8 @@ class KubeHTTP:
                 chunk = resp.read1(CHUNK)
                 if not chunk:
                     return
-                self.bytes_read += len(chunk)
+                with self._count:
+                    self.bytes_read += len(chunk)
                 yield chunk
         except KubeUnavailable:
             raise
@@ -183,7 +187,8 @@ class KubeHTTP:
             if now + pause > min(end_retries, hard):
                 why = f"Retry-After {wait:g} s is past the retry budget" if wait is not None else "retry budget spent"
                 raise type(last)(*_args(last, f" ({why} after {n} tries)"))
-            self.retries += 1
+            with self._count:
+                self.retries += 1
             self.sleep(pause)
 
     def get(self, path: str, query: list[tuple[str, Any]] | None = None, *, verb: str = "get",
@@ -240,7 +245,8 @@ class KubeHTTP:
                     if rest.strip():
                         raise StreamCut(f"{verb} {path}: the stream ended inside an event ({len(rest)} bytes of it)")
                     return
-                self.bytes_read += len(chunk)
+                with self._count:
+                    self.bytes_read += len(chunk)
                 rest += chunk
                 *complete, rest = rest.split(b"\n")
                 for line in complete:

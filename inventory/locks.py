@@ -38,8 +38,15 @@ class SyncBusy(SourceError):
     """Another sync of the cluster holds the lease; this one did not start."""
 
 
+def _setting(name: str, default: float) -> float:
+    # Django's setting, else the environment variable of that name, else ``default``.
+    if hasattr(settings, name):
+        return float(getattr(settings, name))
+    return float(os.environ.get(name) or default)
+
+
 def _ttl() -> float:
-    return float(getattr(settings, "SYNC_LEASE_SECONDS", getattr(settings, "CELERY_TASK_TIME_LIMIT", 300) + 60))
+    return _setting("SYNC_LEASE_SECONDS", getattr(settings, "CELERY_TASK_TIME_LIMIT", 300) + 60)
 
 
 def new_holder() -> str:
@@ -121,7 +128,7 @@ def sync_lease(cluster: Cluster, *, wait: float | None = None, take_over: str = 
     ``SYNC_LOCK_WAIT_SECONDS``) for another sync to end, then raises ``SyncBusy`` naming who
     holds it. Yields the holder name."""
     holder = new_holder()
-    wait = float(getattr(settings, "SYNC_LOCK_WAIT_SECONDS", 5.0)) if wait is None else wait
+    wait = _setting("SYNC_LOCK_WAIT_SECONDS", 5.0) if wait is None else wait
     end = time.monotonic() + wait
     while not try_acquire(cluster.pk, holder, take_over=take_over):
         if time.monotonic() >= end:

@@ -27,7 +27,13 @@ log = logging.getLogger(__name__)
 
 
 def _setting(name: str, default):
-    return getattr(settings, name, default)
+    """A setting of the live reads: Django's, else the environment variable of that name (they
+    are not in config/settings.py yet), else ``default``."""
+    if hasattr(settings, name):
+        return getattr(settings, name)
+    import os
+
+    return os.environ.get(name) or default
 
 
 def stored_cursors(cluster: Cluster) -> dict:

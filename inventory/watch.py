@@ -269,8 +269,10 @@ class WatchSource:
             except KubeAPIError as exc:
                 if exc.status == 404 and i + 1 < len(versions):
                     continue
-                if exc.status == 410:
-                    t.gone = True
+                if exc.status in (404, 410):
+                    # 410: the cursor is too old. 404: the version watched is no longer served
+                    # (an upgrade, a CRD removed): a list finds what is served now.
+                    t.gone, t.version = True, None
                     return
                 with t.lock:
                     t.errors.append(f"watch {t.key} ({version}): {exc.message}")

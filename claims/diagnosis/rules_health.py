@@ -15,11 +15,12 @@ plugin) is the usual cause; the finding names it when the plugin's pod sets it.
 
 ``device_unhealthy``: a device allocated to a claim that a live pod uses is reported
 unhealthy by one of: the kubelet (``status.containerStatuses[].allocatedResourcesStatus``
-health ``Unhealthy``), the driver in the claim (``status.devices[].conditions``: a ``Ready``
-or ``Healthy`` condition that is False), or the driver's health taints on the device (the
-NVIDIA driver's ``gpu.nvidia.com/xid`` with effect NoSchedule/NoExecute, a fatal XID, and
-``gpu.nvidia.com/gpu-lost``; an XID taint with effect ``None`` is an application error, not
-device health).
+health ``Unhealthy``), the driver in the claim (``status.devices[]``: a ``Healthy`` condition
+that is False, or ``data.health: Unhealthy``; a ``Ready`` condition says the device was
+prepared, not its health), or the driver's health taints on the device (the NVIDIA driver's
+``gpu.nvidia.com/xid`` with effect NoSchedule/NoExecute, a fatal XID, and
+``gpu.nvidia.com/gpu-lost``; an XID taint with effect ``None`` is an application error). Each
+source is judged by ``inventory.capacity``, as the device pages judge a device's health.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 from claims.diagnosis.context import Context, claim_ref, earliest, node_ref, pod_ref, slice_ref
 from claims.diagnosis.feasibility import device_taints
 from claims.diagnosis.verdicts import Verdict, renders
-from inventory.kube import GPU_DRIVER
+from inventory import capacity
 from inventory.records import Pod, ResourceClaim
 
 # Container waiting reasons of a container the runtime could not create or start (kubelet
@@ -49,16 +50,6 @@ CDI_APPLY_ERRORS = (
 UNRESOLVABLE_CDI = "unresolvable CDI devices"
 # Environment variables of the NVIDIA GPU kubelet plugin naming where the host driver is.
 DRIVER_ROOT_ENV = ("NVIDIA_DRIVER_ROOT", "DRIVER_ROOT", "CONTAINER_DRIVER_ROOT")
-
-# The NVIDIA GPU driver's health taints (NVMLDeviceHealthCheck): key -> effects that mean the
-# device is unhealthy (an XID with effect None is an application-level XID).
-HEALTH_TAINTS: dict[str, tuple[str, ...]] = {
-    f"{GPU_DRIVER}/xid": ("NoSchedule", "NoExecute"),
-    f"{GPU_DRIVER}/gpu-lost": ("NoSchedule", "NoExecute", "None"),
-}
-# ``status.devices[].conditions`` types a driver uses for device health (a False one is unhealthy).
-HEALTH_CONDITIONS = ("Ready", "Healthy")
-
 
 def _first_host_path(message: str) -> str | None:
     """The first double-quoted absolute path in a runtime message (``error mounting "/run/..."``)."""
@@ -162,34 +153,34 @@ def _render_cdi_spec_invalid(v: Verdict) -> tuple[str, str]:
     return summary, action
 
 
-def health_taint_unhealthy(taint: Any) -> bool:
-    effects = HEALTH_TAINTS.get(taint.key or "")
-    return effects is not None and (taint.effect or "None") in effects
-
-
-def _claim_health(ctx: Context, claim: ResourceClaim) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
-    """Device key -> the reports that say it is unhealthy (kubelet, claim status, taints)."""
+def _claim_health(ctx: Context, claim: ResourceClaim, pods: list[Pod]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    """Device key -> the reports that say it is unhealthy: the claim's ``status.devices``, the
+    driver's health taints, the pods' kubelet reports. Each judged by ``inventory.capacity``
+    (``status_health``, ``taint_health``, ``pod_reports``), as the device pages judge it."""
     state = ctx.state
     reports: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     keys = {r.device_key for r in claim.results}
     for st in claim.device_statuses:
-        if st.device_key not in keys:
-            continue
-        for cond in st.conditions:
-            if cond.type in HEALTH_CONDITIONS and cond.status == "False":
-                reports.setdefault(st.device_key, []).append({
-                    "source": "claim status.devices", "condition": cond.type, "reason": cond.reason,
-                    "message": (cond.message or "")[:200], "since": cond.last_transition_time,
-                })
+        if st.device_key in keys and capacity.status_health(st) == capacity.UNHEALTHY:
+            cond = st.condition(capacity.HEALTHY)
+            reports.setdefault(st.device_key, []).append({
+                "source": "claim status.devices",
+                "reason": cond.reason if cond else None,
+                "message": ((cond.message if cond else None) or "")[:200],
+                "since": cond.last_transition_time if cond else None,
+            })
     for key in keys:
         dev = state.devices.get(key)
         if dev is None:
             continue
         for t in device_taints(state, dev):
-            if health_taint_unhealthy(t):
-                reports.setdefault(key, []).append({
-                    "source": "device taint", "taint": t.to_dict(), "since": t.time_added,
-                })
+            if capacity.taint_health([t]) == capacity.UNHEALTHY:
+                reports.setdefault(key, []).append({"source": "device taint", "taint": t.to_dict(), "since": t.time_added})
+    for p in pods:
+        for key, health in capacity.pod_reports(p, {(claim.namespace, claim.name): claim}).items():
+            if health == capacity.UNHEALTHY and key in keys:
+                reports.setdefault(key, []).append({"source": "pod allocatedResourcesStatus", "pod": p.name,
+                                                    "health": health, "since": None})
     return reports
 
 
@@ -203,20 +194,7 @@ def rule_device_unhealthy(ctx: Context) -> Iterator[Verdict]:
         pods = [p for p in state.pods_using_claim(claim) if not p.terminal and not p.deletion_timestamp]
         if not pods:
             continue
-        reports = _claim_health(ctx, claim)
-        keys = {r.device_key for r in claim.results}
-        for p in pods:
-            for claim_name, _request, h in p.resource_health:
-                if claim_name != claim.name or h.health != "Unhealthy":
-                    continue
-                key = h.device_key
-                if key is None or key not in keys:
-                    # A CDI id names no pool: the claim's single device, else unattributed.
-                    key = next(iter(keys)) if len(keys) == 1 else ("", "", h.resource_id)
-                reports.setdefault(key, []).append({
-                    "source": "pod allocatedResourcesStatus", "pod": p.name, "resource_id": h.resource_id,
-                    "health": h.health, "since": None,
-                })
+        reports = _claim_health(ctx, claim, pods)
         if not reports:
             continue
         slices = sorted({state.devices[k].slice_name for k in reports if k in state.devices})

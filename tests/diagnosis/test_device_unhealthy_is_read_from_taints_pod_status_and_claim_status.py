@@ -50,20 +50,36 @@ def test_the_kubelets_allocated_resources_status_unhealthy_is_device_unhealthy()
     assert f[0].evidence["devices"][f"gpu.nvidia.com/{dev[1]}/{dev[2]}"][0]["source"] == "pod allocatedResourcesStatus"
 
 
-def test_a_false_ready_condition_in_the_claims_device_status_is_device_unhealthy():
-    objs, dev = _cluster()
+def _status(objs, dev, conditions, data=None):
     c = next(o for o in objs if o["kind"] == "ResourceClaim" and o["metadata"]["name"] == "busy-0")
-    c["status"]["devices"] = [{"driver": "gpu.nvidia.com", "pool": dev[1], "device": dev[2], "conditions": [
-        {"type": "Ready", "status": "False", "reason": "XidError", "message": "Xid 79: GPU has fallen off the bus",
-         "lastTransitionTime": "2026-11-20T10:40:00Z"}]}]
-    f = run(objs)
+    entry = {"driver": "gpu.nvidia.com", "pool": dev[1], "device": dev[2], "conditions": conditions}
+    if data is not None:
+        entry["data"] = data
+    c["status"]["devices"] = [entry]
+    return objs
+
+
+def test_a_false_healthy_condition_in_the_claims_device_status_is_device_unhealthy():
+    objs, dev = _cluster()
+    f = run(_status(objs, dev, [{"type": "Healthy", "status": "False", "reason": "XidError",
+                                 "message": "Xid 79: GPU has fallen off the bus",
+                                 "lastTransitionTime": "2026-11-20T10:40:00Z"}]))
     assert categories(f) == ["device_unhealthy"]
-    assert "claim status.devices" in f[0].summary
+    assert "claim status.devices" in f[0].summary and f[0].since == "2026-11-20T10:40:00Z"
+
+
+def test_unhealthy_in_the_device_status_data_is_device_unhealthy():
+    objs, dev = _cluster()
+    assert categories(run(_status(objs, dev, [], data={"health": "Unhealthy"}))) == ["device_unhealthy"]
+
+
+def test_a_false_ready_condition_says_prepared_not_health():
+    objs, dev = _cluster()
+    assert run(_status(objs, dev, [{"type": "Ready", "status": "False", "reason": "NotPrepared", "message": "",
+                                    "lastTransitionTime": "2026-11-20T10:40:00Z"}])) == []
 
 
 def test_a_healthy_report_is_no_finding():
     objs, dev = _cluster()
-    c = next(o for o in objs if o["kind"] == "ResourceClaim" and o["metadata"]["name"] == "busy-0")
-    c["status"]["devices"] = [{"driver": "gpu.nvidia.com", "pool": dev[1], "device": dev[2], "conditions": [
-        {"type": "Ready", "status": "True", "reason": "Ready", "message": "", "lastTransitionTime": "2026-11-20T10:40:00Z"}]}]
-    assert run(objs) == []
+    assert run(_status(objs, dev, [{"type": "Healthy", "status": "True", "reason": "Ok", "message": "",
+                                    "lastTransitionTime": "2026-11-20T10:40:00Z"}])) == []

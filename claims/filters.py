@@ -5,13 +5,13 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Q
 
-from inventory.models import ClaimState, Cluster, ResourceClaim
+from inventory.models import AllocationResult, ClaimState, Cluster, Reservation, ResourceClaim
 
 from .models import Category, Finding, Severity
 
 
 class ClaimFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="Name")
+    q = django_filters.CharFilter(method="search", label="Claim, device or pod")
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
     namespace = django_filters.CharFilter(field_name="namespace", lookup_expr="icontains", label="Namespace")
     state = django_filters.ChoiceFilter(choices=ClaimState.choices, label="State")
@@ -26,7 +26,13 @@ class ClaimFilter(django_filters.FilterSet):
         fields = ["q", "cluster", "namespace", "state", "node"]
 
     def search(self, qs, name, value):
-        return qs.filter(Q(name__icontains=value) | Q(namespace__icontains=value))
+        # Part of a claim's name or namespace, of a device allocated to it, or of a pod it is
+        # reserved for (name or uid). Subqueries, not a join + DISTINCT (PostgreSQL has no
+        # equality for the json columns).
+        value = value.strip()
+        held = AllocationResult.objects.filter(device_name__icontains=value).values("claim_id")
+        pods = Reservation.objects.filter(Q(name__icontains=value) | Q(uid__iexact=value)).values("claim_id")
+        return qs.filter(Q(name__icontains=value) | Q(namespace__icontains=value) | Q(pk__in=held) | Q(pk__in=pods))
 
     @property
     def qs(self):
@@ -50,7 +56,11 @@ class StuckFilter(django_filters.FilterSet):
         fields = ["category", "cluster", "severity", "q"]
 
     def search(self, qs, name, value):
-        return qs.filter(Q(name__icontains=value) | Q(namespace__icontains=value) | Q(node_name__icontains=value))
+        value = value.strip()
+        return qs.filter(
+            Q(name__icontains=value) | Q(namespace__icontains=value) | Q(node_name__icontains=value)
+            | Q(category__icontains=value)
+        )
 
     @property
     def qs(self):

@@ -1,12 +1,92 @@
-"""What the claims list and the stuck queue export (``inventory.listexport`` columns), and the
-chunk hooks that attach related rows to a chunk of claims in a fixed number of queries."""
+"""The claims list and the stuck queue: their django-tables2 tables (server-side sort on every
+column, ``?sort=<column>`` / ``?sort=-<column>``, and pagination), what they export
+(``inventory.listexport`` columns), and the chunk hooks that attach related rows to a chunk of
+claims in a fixed number of queries.
+
+The pages keep their own row markup (stacked, labelled cells on a phone); the tables decide
+the order and the page, and their columns give the header's sort links
+(``claims/_sort_head.html``). Every order ends with the primary key, so a live refresh never
+reshuffles equal rows.
+"""
 
 from __future__ import annotations
+
+import django_tables2 as tables
+from django.db.models import F, OuterRef, Subquery
+from django.db.models.fields.json import KT
 
 from inventory.listexport import Column
 from inventory.models import AllocationResult, ResourceClaim
 
 from .models import Finding
+
+
+def _nulls_last(qs, field: str, descending: bool):
+    expr = F(field).desc(nulls_last=True) if descending else F(field).asc(nulls_last=True)
+    return qs.order_by(expr, "pk"), True
+
+
+class ClaimTable(tables.Table):
+    """Columns of the claims list; ``Age`` ascending is the youngest claim first, ``Findings``
+    ascending the most severe open finding first (claims without one last), ``Requests`` by
+    the first request's DeviceClass, ``Devices`` by the first allocated device."""
+
+    claim = tables.Column(accessor="name", verbose_name="Claim", order_by=("namespace", "name", "pk"))
+    cluster = tables.Column(accessor="cluster__name", verbose_name="Cluster", order_by=("cluster__name", "namespace", "name", "pk"))
+    state = tables.Column(verbose_name="State", order_by=("state", "namespace", "name", "pk"))
+    requests = tables.Column(verbose_name="Requests", empty_values=())
+    devices = tables.Column(accessor="pk", verbose_name="Devices")
+    node = tables.Column(accessor="node_name", verbose_name="Node", order_by=("node_name", "namespace", "name", "pk"))
+    age = tables.Column(accessor="created", verbose_name="Age", order_by=("-created", "pk"))
+    findings = tables.Column(accessor="pk", verbose_name="Findings")
+
+    class Meta:
+        model = ResourceClaim
+        fields = ()
+        sequence = ("claim", "cluster", "state", "requests", "devices", "node", "age", "findings")
+        order_by = ("cluster",)
+
+    def order_requests(self, qs, is_descending):
+        qs = qs.annotate(sort_class=KT("requests__0__device_class"))
+        return _nulls_last(qs, "sort_class", is_descending)
+
+    def order_devices(self, qs, is_descending):
+        first = AllocationResult.objects.filter(claim_id=OuterRef("pk")).order_by("pool", "device_name", "pk")
+        return _nulls_last(qs.annotate(sort_device=Subquery(first.values("device_name")[:1])), "sort_device", is_descending)
+
+    def order_findings(self, qs, is_descending):
+        worst = Finding.objects.open().filter(claim_id=OuterRef("pk")).order_by("severity_rank", "pk")
+        return _nulls_last(qs.annotate(sort_worst=Subquery(worst.values("severity_rank")[:1])), "sort_worst", is_descending)
+
+
+class FindingTable(tables.Table):
+    """Columns of the stuck queue; without ``?sort`` the queue keeps its own order (most severe,
+    then longest stuck: ``FindingQuerySet.stuck_order``). ``Severity`` ascending is the most
+    severe first, ``Stuck for`` ascending the shortest first (unknown starts last),
+    ``Involved`` by the first object after the main one."""
+
+    severity = tables.Column(accessor="severity_rank", verbose_name="Severity", order_by=("severity_rank", "pk"))
+    category = tables.Column(verbose_name="Category", order_by=("category", "pk"))
+    object = tables.Column(accessor="name", verbose_name="Object", order_by=("kind", "namespace", "name", "pk"))
+    cluster = tables.Column(accessor="cluster__name", verbose_name="Cluster", order_by=("cluster__name", "pk"))
+    stuck_for = tables.Column(accessor="since", verbose_name="Stuck for")
+    finding = tables.Column(accessor="summary", verbose_name="Finding", order_by=("summary", "pk"))
+    involved = tables.Column(accessor="pk", verbose_name="Involved")
+
+    class Meta:
+        model = Finding
+        fields = ()
+        sequence = ("severity", "category", "object", "cluster", "stuck_for", "finding", "involved")
+
+    def order_stuck_for(self, qs, is_descending):
+        # Shortest first: the latest start first.
+        return _nulls_last(qs, "since", not is_descending)
+
+    def order_involved(self, qs, is_descending):
+        qs = qs.annotate(sort_kind=KT("involved__1__kind"), sort_name=KT("involved__1__name"))
+        kind = F("sort_kind").desc(nulls_last=True) if is_descending else F("sort_kind").asc(nulls_last=True)
+        name = F("sort_name").desc(nulls_last=True) if is_descending else F("sort_name").asc(nulls_last=True)
+        return qs.order_by(kind, name, "pk"), True
 
 
 def attach_claim_rows(claims: list[ResourceClaim]) -> None:

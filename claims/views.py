@@ -16,6 +16,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.vary import vary_on_headers
+from django_tables2 import RequestConfig
 
 from inventory import listexport
 from inventory import queries as inventory_queries
@@ -29,7 +30,7 @@ from .filters import ClaimFilter, StuckFilter
 from .links import attach_object_links
 from .models import ClaimTransition, Finding, TransitionField
 from .runbooks import UnknownCategory, placeholder_values, render_runbook
-from .tables import CLAIM_EXPORT, FINDING_EXPORT, attach_claim_rows
+from .tables import CLAIM_EXPORT, FINDING_EXPORT, ClaimTable, FindingTable, attach_claim_rows
 
 PAGE_SIZE = 50
 EVENT_LIMIT = 50
@@ -69,6 +70,13 @@ def attach_age_reference(findings: list[Finding], clock: dict[int, datetime] | N
         f.age_at = clock.get(f.cluster_id) or timezone.now()
 
 
+def _paginate(request, table):
+    """Order ``table`` by ``?sort=`` (its columns decide how) and give its ``?page=`` (out of
+    range: the last page, as ``Paginator.get_page`` does)."""
+    RequestConfig(request, paginate=False).configure(table)
+    return Paginator(table.rows, PAGE_SIZE).get_page(request.GET.get("page"))
+
+
 @vary_on_headers("HX-Request")
 def stuck(request):
     """Open findings, most severe then oldest first; the table refreshes every 10 s."""
@@ -76,13 +84,14 @@ def stuck(request):
     f = StuckFilter(request.GET, queryset=qs)
     if fmt := listexport.requested(request):
         return listexport.response(fmt, "stuck", filtered(f), FINDING_EXPORT)
-    page = Paginator(filtered(f), PAGE_SIZE).get_page(request.GET.get("page"))
-    findings = list(page.object_list)
+    table = FindingTable(filtered(f))
+    page = _paginate(request, table)
+    findings = [row.record for row in page.object_list]
     attach_age_reference(findings)
     attach_object_links(findings)
     params = request.GET.copy()
     params.pop("page", None)
-    ctx = {"filter": f, "page": page, "findings": findings, "params": params.urlencode(),
+    ctx = {"filter": f, "table": table, "page": page, "findings": findings, "params": params.urlencode(),
            # The navigation's number: the critical and warning ones (claims.context_processors).
            "actionable": filtered(f).filter(severity__in=NAV_SEVERITIES).count()}
     return render_live(request, "claims/stuck.html", "table", ctx)
@@ -91,18 +100,22 @@ def stuck(request):
 @vary_on_headers("HX-Request")
 def claim_list(request):
     qs = ResourceClaim.objects.select_related("cluster").defer("raw")
-    f = ClaimFilter(request.GET, queryset=qs)
+    # ``?sort=`` is the table's (ClaimTable's columns); the filter's own ordering is the API's.
+    params = request.GET.copy()
+    params.pop("sort", None)
+    f = ClaimFilter(params, queryset=qs)
     if fmt := listexport.requested(request):
         return listexport.response(fmt, "claims", filtered(f), CLAIM_EXPORT, hook=attach_claim_rows)
-    page = Paginator(filtered(f), PAGE_SIZE).get_page(request.GET.get("page"))
-    claims = list(page.object_list)
+    table = ClaimTable(filtered(f))
+    page = _paginate(request, table)
+    claims = [row.record for row in page.object_list]
     attach_claim_rows(claims)
     clock = reference_times({c.cluster for c in claims})
     for c in claims:
         c.age_at = clock.get(c.cluster_id)
     params = request.GET.copy()
     params.pop("page", None)
-    ctx = {"filter": f, "page": page, "claims": claims, "params": params.urlencode()}
+    ctx = {"filter": f, "table": table, "page": page, "claims": claims, "params": params.urlencode()}
     return render_live(request, "claims/claim_list.html", "table", ctx)
 
 

@@ -420,6 +420,12 @@ class NodeState:
     node: str
     allocatable_now_by_profile: dict[str, int]
     devices: dict[DeviceKey, DeviceState]
+    by_gpu: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def gpu_allocatable(self, uuid: str | None) -> dict[str, int] | None:
+        """``allocatable_now_by_profile`` of one GPU (its uuid: the whole-GPU device's
+        ``uuid``, its placements' ``parentUUID``) when its devices draw on shared counters."""
+        return self.by_gpu.get(uuid or "")
 
     @property
     def counter_consumers(self) -> set[DeviceKey]:
@@ -502,7 +508,12 @@ def node_states(
                 capacity_left=capacity_left(d, h) if d.allow_multiple_allocations else {},
                 allocatable=d.key in free,
             )
-        out[node] = NodeState(node, _allocatable(devs, held, sets, taints, free), states)
+        per_gpu: dict[str, list[Device]] = defaultdict(list)
+        for d in devs:
+            if d.consumes_counters and (gpu := d.uuid if d.type == "gpu" else d.parent_uuid):
+                per_gpu[gpu].append(d)
+        by_gpu = {g: _allocatable(ds, held, sets, taints, free) for g, ds in per_gpu.items()}
+        out[node] = NodeState(node, _allocatable(devs, held, sets, taints, free), states, by_gpu)
     return out
 
 

@@ -60,6 +60,9 @@ def node_detail(request, cluster_name: str, name: str):
     for d in devices:
         d.dra = dra.devices.get((d.driver, d.pool, d.name)) if dra else None
     gpus, others = queries.gpu_tree(devices, dra.counter_consumers if dra else ())
+    for g in gpus:  # under dynamic MIG what still fits a GPU is what its counters allow
+        if g["dynamic"] and dra is not None:
+            g["fit_more"] = {p: n for p, n in (dra.gpu_allocatable(g["uuid"]) or {}).items() if n}
     slices = ResourceSlice.objects.filter(cluster=node.cluster, node_name=node.name).defer("raw")
     status = (node.raw.get("status") or {}) if isinstance(node.raw, dict) else {}
     ctx = {

@@ -74,3 +74,14 @@ def test_an_admin_access_claim_takes_nothing():
     admin["status"]["allocation"]["devices"]["results"][0]["adminAccess"] = True
     devices, slices, claims = _node([admin])
     assert capacity.allocatable_now_by_profile(devices, slices, claims)["gpu"] == 4
+
+
+def test_each_gpu_says_what_still_fits_it():
+    claims = [_claim("a", "gpu-0-mig-3g71gb-9-0")]
+    slices = _parsed(shapes.dynamic_mig_node(NODE))
+    st = capacity.node_states(slices, _parsed(claims))[NODE]
+    gpu0 = next(s.device.uuid for s in st.devices.values() if s.device.name == "gpu-0")
+    gpu3 = next(s.device.uuid for s in st.devices.values() if s.device.name == "gpu-3")
+    assert st.gpu_allocatable(gpu0)["1g.18gb"] == 3 and st.gpu_allocatable(gpu0)["gpu"] == 0
+    assert st.gpu_allocatable(gpu3) == {"1g.18gb": 7, "1g.18gb+me": 1, "1g.35gb": 4, "2g.35gb": 3, "3g.71gb": 2,
+                                        "4g.71gb": 1, "7g.141gb": 1, "gpu": 1}

@@ -32,6 +32,10 @@ def test_the_node_page_shows_allocatable_now_and_not_placements_as_instances(syn
     # the 2 held placements (3g on GPU 0, 1g+me on GPU 2) are instances; the other 98 are possibilities.
     assert re.search(r"MIG instances\s*</div>\s*<div class=\"num\">2<", html)
     assert "Free capacity by MIG profile" not in html
+    gpus = _text(html[html.index('id="gpus"'):html.index("</table>", html.index('id="gpus"'))])
+    times = "\u00d7"  # the page's multiplication sign
+    want = ", ".join(f"{n}{times} {p}" for n, p in [(3, "1g.18gb"), (1, "1g.18gb+me"), (2, "1g.35gb"), (1, "2g.35gb"), (1, "3g.71gb")])
+    assert f"room for: {want}" in gpus  # GPU 0 beside its 3g
     assert "example.com/maintenance:NoExecute" in html and "Unhealthy" in html
 
 

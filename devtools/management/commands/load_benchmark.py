@@ -28,6 +28,7 @@ The cluster ``load-N`` and the user ``load`` are deleted afterwards unless ``--k
 from __future__ import annotations
 
 import gc
+import importlib.util
 import json
 import math
 import os
@@ -109,6 +110,9 @@ class Command(BaseCommand):
         if opts["seconds"] <= 0:
             raise CommandError("--seconds must be positive")
         think = _think(opts["think"])
+        for module in ("locust", "gunicorn"):
+            if importlib.util.find_spec(module) is None:
+                raise CommandError(f"{module} is not installed: pip install -r requirements-dev.txt")
         api_users = max(1, users // 5)
         for k, v in bench.environment().items():
             self.line(f"{k}={v}")

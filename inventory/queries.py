@@ -85,7 +85,6 @@ def warm_overview(cluster: Cluster) -> None:
     """Compute the overview aggregates a sync of ``cluster`` just made stale (its own and the
     all-clusters one), so the first page view after a sync does not pay for them."""
     rows = cluster_rows()
-    cluster_dra_summary(cluster)
     device_aggregates(cluster, rows)
     device_aggregates(None, rows)
 
@@ -347,18 +346,41 @@ def dra_states(cluster: Cluster, nodes: Collection[str] | None = None, health: b
 
 
 def _cluster_dra_states(cluster: Cluster, health: bool) -> dict[str, Any]:
-    """``dra_states`` of every node, from the cluster model (``exports.load_model``: the
-    records the last sync stored, else every stored object parsed once)."""
+    """``dra_states`` of every node, from the cluster model: the one this process kept after
+    syncing the cluster, else ``exports.load_model`` (the records the last sync stored, else
+    every stored object parsed once)."""
     from . import capacity
     from .exports import load_model
 
-    model = load_model(cluster)
-    claims = [c for c in model.of_kinds(["ResourceClaim"]) if c.allocated]
-    rules = list(model.of_kinds(["DeviceTaintRule"]))
-    pods = [p for p in model.of_kinds(["Pod"]) if any(cs.allocated_resources_status for cs in p.container_states)] if health else []
-    return capacity.node_states(
-        list(model.of_kinds(["ResourceSlice"])), claims, rules, pods, cel_selects=_rule_cel(cluster, rules),
-    )
+    recs = _kept_records(cluster)
+    if recs is None:
+        model = load_model(cluster)
+        recs = {k: list(model.of_kinds([k])) for k in _DRA_KINDS}
+    claims = [c for c in recs["ResourceClaim"] if c.allocated]
+    rules = recs["DeviceTaintRule"]
+    pods = [p for p in recs["Pod"] if any(cs.allocated_resources_status for cs in p.container_states)] if health else []
+    return capacity.node_states(recs["ResourceSlice"], claims, rules, pods, cel_selects=_rule_cel(cluster, rules))
+
+
+_DRA_KINDS = ("ResourceSlice", "ResourceClaim", "DeviceTaintRule", "Pod")
+
+
+def _kept_records(cluster: Cluster) -> dict[str, list[Any]] | None:
+    """The DRA records of the model this process kept after syncing ``cluster`` (a worker
+    warming the overview right after its sync: nothing is read back), when it matches the
+    cluster's stored state; else None. Copied under the lock: a model in the cache is one no
+    sync is changing (a sync takes it out first)."""
+    import sys
+
+    sync = sys.modules.get("inventory.sync")  # only a process that syncs holds models
+    if sync is None:
+        return None
+    basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+    with sync._models_lock:
+        entry = sync._models.get(cluster.pk)
+        if entry is None or entry[0] != basis:
+            return None
+        return {k: list(entry[1].records.get(k, {}).values()) for k in _DRA_KINDS}
 
 
 def _rule_cel(cluster: Cluster, rules: list[Any]) -> Any:
@@ -387,8 +409,8 @@ def cluster_dra_summary(cluster: Cluster) -> dict[str, Any]:
     """``{"allocatable": node -> allocatable_now_by_profile, "free": node -> free GPUs
     (``NodeState.free_count``), "instances": node -> MIG instances that exist,
     "unheld_placements": (product, profile) -> possible placements no claim holds}`` of
-    ``cluster``, cached until a sync changes its data (``data_changed_at``); warmed after
-    each sync by ``warm_overview``."""
+    ``cluster``, cached until a sync changes its data (``data_changed_at``); the overview's
+    aggregates warmed after a sync make it from the model the worker kept (``_kept_records``)."""
     from django.core.cache import cache
 
     key = "dra-summary:" + hashlib.sha256(f"{cluster.pk}|{cluster.data_changed_at}".encode()).hexdigest()

@@ -366,21 +366,12 @@ _DRA_KINDS = ("ResourceSlice", "ResourceClaim", "DeviceTaintRule", "Pod")
 
 
 def _kept_records(cluster: Cluster) -> dict[str, list[Any]] | None:
-    """The DRA records of the model this process kept after syncing ``cluster`` (a worker
-    warming the overview right after its sync: nothing is read back), when it matches the
-    cluster's stored state; else None. Copied under the lock: a model in the cache is one no
-    sync is changing (a sync takes it out first)."""
+    """The DRA records of the model this process kept after syncing ``cluster``
+    (``inventory.sync.held_records``); None in a process that never synced."""
     import sys
 
     sync = sys.modules.get("inventory.sync")  # only a process that syncs holds models
-    if sync is None:
-        return None
-    basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
-    with sync._models_lock:
-        entry = sync._models.get(cluster.pk)
-        if entry is None or entry[0] != basis:
-            return None
-        return {k: list(entry[1].records.get(k, {}).values()) for k in _DRA_KINDS}
+    return None if sync is None else sync.held_records(cluster, _DRA_KINDS)
 
 
 def _rule_cel(cluster: Cluster, rules: list[Any]) -> Any:

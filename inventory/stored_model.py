@@ -30,16 +30,28 @@ MARKER = ""
 BATCH = 8  # chunk rows per INSERT: each is up to a few MB
 
 
-def _valid(cluster_pk: int, basis: Any) -> bool:
+def _stored_count(cluster_pk: int) -> int:
+    from .exports import stored_object_count
+    from .models import Cluster
+
+    return stored_object_count(Cluster(pk=cluster_pk))
+
+
+def _valid(cluster_pk: int, basis: Any, check_count: bool = True) -> bool:
+    """Do the chunks describe the cluster in state ``basis``? The marker names that state and
+    the parse layer's code; its count of stored objects also catches objects written without
+    a sync (an admin, a test) that left ``data_changed_at`` alone (``check_count``: a sync
+    that has already written its changes asks without it)."""
     marker = (ModelChunk.objects.filter(cluster_id=cluster_pk, kind=MARKER)
-              .values_list("basis", "fingerprint").first())
-    return marker is not None and basis is not None and marker == (basis, codec.fingerprint())
+              .values_list("basis", "fingerprint", "count").first())
+    return (marker is not None and basis is not None and marker[:2] == (basis, codec.fingerprint())
+            and (not check_count or marker[2] == _stored_count(cluster_pk)))
 
 
-def load(cluster_pk: int, basis: Any) -> ClusterModel | None:
+def load(cluster_pk: int, basis: Any, *, check_count: bool = True) -> ClusterModel | None:
     """The stored model of the cluster in state ``basis`` (its ``data_changed_at``), or None
-    when no valid chunks describe that state."""
-    if not _valid(cluster_pk, basis):
+    when no valid chunks describe that state (``check_count``: see ``_valid``)."""
+    if not _valid(cluster_pk, basis, check_count):
         return None
     model = ClusterModel()
     # Decoding makes millions of small objects and no cycles: cycle-collector passes over them
@@ -138,7 +150,7 @@ def _patched(cluster_pk: int, wanted: Mapping[str, set[int]], upserts: Iterable[
 def _mark(cluster_pk: int, basis: Any) -> None:
     ModelChunk.objects.update_or_create(
         cluster_id=cluster_pk, kind=MARKER, bucket=0, record_type="",
-        defaults={"basis": basis, "fingerprint": codec.fingerprint()},
+        defaults={"basis": basis, "fingerprint": codec.fingerprint(), "count": _stored_count(cluster_pk)},
     )
 
 
@@ -152,7 +164,7 @@ def record_sync(cluster_pk: int, *, previous_basis: Any, new_basis: Any, changes
     Returns what was done: ``"full"``, ``"changed"``, ``"patched"`` or ``"stale"``."""
     try:
         with transaction.atomic():
-            current = _valid(cluster_pk, previous_basis)
+            current = _valid(cluster_pk, previous_basis, check_count=False)
             if model is not None and not current:
                 ModelChunk.objects.filter(cluster_id=cluster_pk).delete()
                 _write(cluster_pk, _from_model(model, None), {})

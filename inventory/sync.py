@@ -88,7 +88,7 @@ class ModelAfterSync:
             fresh.apply(self.decoded, {})
             if not (fresh.count() == len(self.decoded) == exports.stored_object_count(self.cluster)):
                 # The stored model of the state before this sync, with its changes; else parse.
-                fresh = stored_model.load(self.cluster.pk, self.basis)
+                fresh = stored_model.load(self.cluster.pk, self.basis, check_count=False)
                 if fresh is not None:
                     fresh.apply(self.decoded, self.changes.deleted)
                 else:
@@ -109,6 +109,19 @@ class ModelAfterSync:
             basis = Cluster.objects.filter(pk=self.cluster.pk).values_list("data_changed_at", flat=True).first()
             with _models_lock:
                 _models[self.cluster.pk] = (basis, self.model)
+
+
+def held_records(cluster: Cluster, kinds: tuple[str, ...]) -> dict[str, list[object]] | None:
+    """kind -> records of ``kinds`` from the model this process kept after syncing ``cluster``
+    (a worker warming the overview right after its sync reads nothing back), when it matches
+    the cluster's stored state; else None. Copied under the lock: a model in the cache is one
+    no sync is changing (a sync takes it out first)."""
+    basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+    with _models_lock:
+        entry = _models.get(cluster.pk)
+        if entry is None or entry[0] != basis:
+            return None
+        return {k: list(entry[1].records.get(k, {}).values()) for k in kinds}
 
 
 def forget_models() -> None:

@@ -128,3 +128,18 @@ def test_a_chunk_that_does_not_decode_falls_back_to_parsing(tmp_path, objects, s
     ModelChunk.objects.filter(cluster=cluster, kind="Pod").update(data=b"\x93not records")
     assert _stored(cluster) is None
     assert _as_dict(exports.load_model(cluster)) == _as_dict(exports.parse_stored_model(cluster))
+
+
+def test_an_object_written_without_a_sync_makes_the_stored_records_stale(tmp_path, objects, sync_snapshot):
+    from inventory import exports
+    from inventory.models import Cluster, KubeObject
+
+    sync_snapshot(write_list(tmp_path / "v0.json", objects), "chunks")
+    cluster = Cluster.objects.get(name="chunks")
+    assert _stored(cluster) is not None
+    KubeObject.objects.create(cluster=cluster, kind="ConfigMap", api_version="v1", namespace="default",
+                              name="written-by-hand", uid="cm-by-hand", resource_version="1",
+                              raw={"apiVersion": "v1", "kind": "ConfigMap",
+                                   "metadata": {"name": "written-by-hand", "namespace": "default", "uid": "cm-by-hand"}})
+    assert _stored(cluster) is None
+    assert "cm-by-hand" in exports.load_model(cluster).records["ConfigMap"]

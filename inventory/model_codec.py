@@ -12,10 +12,12 @@ parse layer's source, and chunks made by other code are ignored (the caller pars
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import sys
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,20 @@ from inventory.records import KubeRecord
 BUCKETS = 32
 
 Entry = tuple[str, "str | None", KubeRecord]  # (uid, newest timestamp in the object, record)
+
+
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """The cycle collector paused while a whole model is encoded or decoded: millions of small
+    objects and no cycles, so its passes would only walk them (1,000 heavy nodes: decoding
+    2.6 s -> 8 s with it on, on a loaded machine). Restored as it was, even on errors."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class CodecError(ValueError):

@@ -45,6 +45,7 @@ def _gap_nodes_could_match(ctx: Context, feas: ClaimFeasibility, gaps: Mapping[s
 # A finding names at most this many slices (the evidence counts them all): on a large fleet
 # every slice matches a plain "one GPU" request, and a finding naming 5,000 objects helps no one.
 SLICES_LISTED = 20
+NODES_LISTED = 20
 
 
 def rule_allocation(ctx: Context) -> Iterator[Verdict]:
@@ -202,8 +203,12 @@ def _fragmented(ctx: Context, claim: ResourceClaim, pods: list[Pod], feas: Claim
     needs on one node."""
     state = ctx.state
     free_per_node: dict[str, dict[str, int]] = feas.evidence.get("free_per_node", {})
-    nodes_with_free = sorted(n for n, v in free_per_node.items() if any(v.values()))
-    objs = [*objs, *(node_ref(n) for n in nodes_with_free if n in state.nodes)]
+    # Most free first; a finding names at most NODES_LISTED of them (a large fleet has a
+    # free device on every node: 1,000 names help no one and cost every write of the finding).
+    ranked = sorted((n for n, v in free_per_node.items() if any(v.values())),
+                    key=lambda n: (-sum(free_per_node[n].values()), n))
+    listed = ranked[:NODES_LISTED]
+    objs = [*objs, *(node_ref(n) for n in listed if n in state.nodes)]
     uids = [claim.uid, *(p.uid for p in pods)]
     return Verdict(
         category="capacity_fragmented",
@@ -220,7 +225,8 @@ def _fragmented(ctx: Context, claim: ResourceClaim, pods: list[Pod], feas: Claim
                  "matching": len(r.matching), "free": len(r.free)}
                 for r in feas.requests
             ],
-            "free_per_node": {n: free_per_node[n] for n in nodes_with_free},
+            "free_per_node": {n: free_per_node[n] for n in listed},
+            "nodes_with_free": len(ranked),
             "largest_free_on_one_node": max(
                 (sum(v.values()) for v in free_per_node.values()), default=0
             ),
@@ -240,7 +246,9 @@ def _render_fragmented(v: Verdict) -> tuple[str, str]:
     pending = f", pending {minutes(f['pending_seconds'])}" if f.get("pending_seconds") is not None else ""
     summary = (
         f"Claim {main.namespace}/{main.name} needs {need} on one node; {f['detail']}"
-        f" (free per node: {spread or 'none'}; at most {f['largest_free_on_one_node']} on one node){pending}."
+        f" (free per node, most first: {spread or 'none'}"
+        f"{'' if f.get('nodes_with_free', 0) <= 8 else ', ... ' + str(f['nodes_with_free']) + ' nodes with free devices'};"
+        f" at most {f['largest_free_on_one_node']} on one node){pending}."
     )
     if f.get("subcategory") == "no_node_large_enough":
         action = (

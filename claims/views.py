@@ -104,6 +104,7 @@ def claim_list(request):
     params = request.GET.copy()
     params.pop("sort", None)
     f = ClaimFilter(params, queryset=qs)
+    f.filters.pop("sort", None)  # the column headers sort the page; no second "Sort" field
     if fmt := listexport.requested(request):
         return listexport.response(fmt, "claims", filtered(f), CLAIM_EXPORT, hook=attach_claim_rows)
     table = ClaimTable(filtered(f))

@@ -25,9 +25,9 @@ DCGM scrape: label shape of the real aicr H100 sample (``gpu``, ``UUID``, ``pci_
 ``device``, ``modelName``, ``Hostname``, ``DCGM_FI_DRIVER_VERSION``, plus ``container``,
 ``namespace``, ``pod``, ``pod_uid`` for GPUs a pod uses); MIG series add ``GPU_I_PROFILE`` and
 ``GPU_I_ID`` and carry ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` instead of ``DCGM_FI_DEV_GPU_UTIL``
-(which DCGM does not produce per MIG instance); MIG instances a claim holds also carry the
-exporter's DRA labels (``dra_pool_name``, ``dra_device_name``...), which tell apart instances of
-one profile on one GPU.
+(which DCGM does not produce per MIG instance); MIG series also carry the exporter's DRA labels
+(``dra_pool_name``, ``dra_device_name``, ``dra_mig_device_uuid``; the claim's for a held
+instance), which tell apart instances of one profile on one GPU.
 
 Values and history: every reading is a real one, from our NVML trace of one H200 (0.5 s
 sampling, 40 s: idle, 20 s of bf16 matrix products, idle with memory held; copy in
@@ -397,18 +397,23 @@ class TraceRow:
 
 @dataclass(frozen=True)
 class Trace:
-    """The real trace cut into its three phases: ``idle`` before the load, ``load`` (GPU
-    utilization >= 50 %), ``after`` (idle again, memory still held, the board cooling)."""
+    """The real trace cut into its phases: ``idle`` before the load; ``ramp_up`` (the readings
+    while the load starts); ``load``, the plateau (utilization >= 50 %, framebuffer and power at
+    their load level); ``ramp_down``; ``after``, idle again with memory still held once the
+    power has settled. Ramps are played once, where a device changes phase; the steady phases
+    are played in turn."""
 
     idle: tuple[TraceRow, ...]
+    ramp_up: tuple[TraceRow, ...]
     load: tuple[TraceRow, ...]
+    ramp_down: tuple[TraceRow, ...]
     after: tuple[TraceRow, ...]
 
 
 def read_trace(text: str) -> Trace:
     """``h200-nvml-timeseries.csv`` (columns ``gpu_util_pct``, ``mem_util_pct``,
-    ``fb_used_mib``, ``power_w``, ``temp_c``, ``sm_clock_mhz``) as its three phases. Raises
-    ``ValueError`` when a column is missing or a phase is empty."""
+    ``fb_used_mib``, ``power_w``, ``temp_c``, ``sm_clock_mhz``) cut into its phases. Raises
+    ``ValueError`` when a column is missing or a steady phase is empty."""
     import csv
     import io
 
@@ -416,13 +421,22 @@ def read_trace(text: str) -> Trace:
     for r in csv.DictReader(io.StringIO(text)):
         rows.append(TraceRow(float(r["gpu_util_pct"]), float(r["mem_util_pct"]), float(r["fb_used_mib"]),
                              float(r["power_w"]), float(r["temp_c"]), float(r["sm_clock_mhz"])))  # fmt: skip
-    busy = [i for i, r in enumerate(rows) if r.util >= 50]
-    if not busy:
+    active = [i for i, r in enumerate(rows) if r.util > 0]
+    if not active:
         raise ValueError("the NVML trace has no load phase")
-    idle, load, after = rows[: busy[0]], rows[busy[0] : busy[-1] + 1], rows[busy[-1] + 1 :]
+    top_fb = max(rows[i].fb_used for i in active)
+    top_w = max(rows[i].power for i in active)
+    plateau = [i for i in active if rows[i].util >= 50 and rows[i].fb_used == top_fb and rows[i].power >= 0.85 * top_w]
+    if not plateau:
+        raise ValueError("the NVML trace has no load plateau")
+    tail = rows[active[-1] + 1 :]
+    settled_w = min((r.power for r in tail), default=0.0) * 1.05
+    settle = next((active[-1] + 1 + k for k, r in enumerate(tail) if r.power <= settled_w), len(rows))
+    idle, after = rows[: active[0]], rows[settle:]
     if not idle or not after:
         raise ValueError("the NVML trace needs idle readings before and after its load")
-    return Trace(tuple(idle), tuple(load), tuple(after))
+    return Trace(tuple(idle), tuple(rows[active[0] : plateau[0]]), tuple(rows[i] for i in plateau),
+                 tuple(rows[plateau[-1] + 1 : settle]), tuple(after))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -468,20 +482,12 @@ def _age_s(obj: dict[str, Any], now: datetime) -> float:
 
 
 def _targets(b: ClusterBuilder) -> list[_Target]:
-    """Every device of a node whose driver publishes it: whole GPUs, and MIG instances that a
-    claim holds (named by the exporter's DRA labels) or that are their profile's only instance
-    on their GPU (told apart by ``GPU_I_PROFILE``); other free instances give no series the
-    join could place, so the exporter's are left out."""
+    """Every device of a node whose driver publishes it (whole GPUs and MIG instances), with
+    its plan and the claim and running pod that hold it."""
     holders = _holders(b)
-    per_profile: dict[tuple[str, str], int] = {}
-    for d in b.devices.values():
-        if d.type == "mig":
-            per_profile[(d.parent_uuid, d.profile)] = per_profile.get((d.parent_uuid, d.profile), 0) + 1
     out = []
     for key, d in sorted(b.devices.items(), key=lambda kv: (kv[0][0], kv[1].minor, kv[0][1])):
         claim, pod = holders.get(key, (None, None))
-        if d.type == "mig" and claim is None and per_profile[(d.parent_uuid, d.profile)] > 1:
-            continue
         if key in _IDLE_HOLDERS:
             plan: tuple[tuple[float, str], ...] = ((0, "load"), (HISTORY_S / 3, "after"))
         elif key in _BUSY_UNCLAIMED:
@@ -491,6 +497,27 @@ def _targets(b: ClusterBuilder) -> list[_Target]:
         else:
             plan = ((0, "idle"),)
         out.append(_Target(d, plan, pod, claim))
+    return out
+
+
+def _play(plan: tuple[tuple[float, str], ...], steps: list[int], trace: Trace, offset: int) -> list[TraceRow]:
+    """One trace reading per step: the steady phase the plan puts there, its readings in turn
+    from ``offset``; where the phase changes to ``load`` (from idle) or from ``load`` (to idle
+    with memory held) the trace's own ramp readings come first."""
+    steady = {"idle": trace.idle, "load": trace.load, "after": trace.after}
+    out: list[TraceRow] = []
+    ramp: list[TraceRow] = []
+    prev = None
+    for i, ts in enumerate(steps):
+        phase = _phase(plan, ts - steps[0])
+        if prev is not None and phase != prev:
+            ramp = list(trace.ramp_up if phase == "load" else trace.ramp_down if prev == "load" else ())
+        prev = phase
+        if ramp:
+            out.append(ramp.pop(0))
+            continue
+        seq = steady[phase]
+        out.append(seq[(i + offset) % len(seq)])
     return out
 
 
@@ -511,11 +538,13 @@ def _labels(d: DeviceInfo, t: _Target | None, gi: tuple[str, int] | None = None)
     if t is not None and t.pod is not None:
         meta = t.pod["metadata"]
         labels |= {"container": "main", "namespace": meta["namespace"], "pod": meta["name"], "pod_uid": ""}
-    if t is not None and t.claim is not None and d.type == "mig":
-        # dcgm-exporter in DRA mode (KUBERNETES_ENABLE_DRA) names the claim and slice device.
-        meta = t.claim["metadata"]
-        labels |= {"dra_claim_name": meta["name"], "dra_claim_namespace": meta["namespace"], "dra_pool_name": d.pool,
-                   "dra_device_name": d.name, "dra_mig_profile": d.profile, "dra_mig_device_uuid": d.uuid}  # fmt: skip
+    if d.type == "mig":
+        # dcgm-exporter in DRA mode (KUBERNETES_ENABLE_DRA): the demo's exporter names the slice
+        # device of every MIG instance, and the claim of one a claim holds.
+        labels |= {"dra_pool_name": d.pool, "dra_device_name": d.name, "dra_mig_profile": d.profile, "dra_mig_device_uuid": d.uuid}
+        if t is not None and t.claim is not None:
+            meta = t.claim["metadata"]
+            labels |= {"dra_claim_name": meta["name"], "dra_claim_namespace": meta["namespace"]}
     return labels
 
 
@@ -546,7 +575,6 @@ def _telemetry(b: ClusterBuilder, trace: Trace) -> tuple[str, str]:
     and framebuffer history (the node chart's per-GPU power line), not in the page."""
     end = int(b.now.timestamp())
     steps = [end - HISTORY_S + i * HISTORY_STEP_S for i in range(HISTORY_S // HISTORY_STEP_S + 1)]
-    phases = {"idle": trace.idle, "load": trace.load, "after": trace.after}
     result: list[dict[str, Any]] = []
     latest: dict[str, list[str]] = {k: [] for k in _HELP}
     gi_next: dict[str, int] = {}
@@ -561,11 +589,7 @@ def _telemetry(b: ClusterBuilder, trace: Trace) -> tuple[str, str]:
 
     for t in _targets(b):
         d = t.dev
-        offset = d.minor * 7 + (int(d.placement) if d.placement >= 0 else 0)
-        rows = []
-        for i, ts in enumerate(steps):
-            seq = phases[_phase(t.plan, ts - steps[0])]
-            rows.append(seq[(i + offset) % len(seq)])
+        rows = _play(t.plan, steps, trace, d.minor * 7 + (int(d.placement) if d.placement >= 0 else 0))
         if d.type == "mig":
             gi_next[d.parent_uuid] = gi_next.get(d.parent_uuid, 0) + 1
             labels = _labels(d, t, (d.profile, gi_next[d.parent_uuid]))
@@ -583,7 +607,7 @@ def _telemetry(b: ClusterBuilder, trace: Trace) -> tuple[str, str]:
         plan = busy[0].plan if busy else ((0, "idle"),)
         gpu = DeviceInfo(d.node, d.pool, f"gpu-{d.minor}", "gpu", parent_uuid, "", d.minor, d.product, "", -1,
                          model_memory(d), d.pci_bus_id, d.driver_version)  # fmt: skip
-        rows = [phases[_phase(plan, ts - steps[0])][(i + d.minor * 7) % len(phases[_phase(plan, ts - steps[0])])] for i, ts in enumerate(steps)]
+        rows = _play(plan, steps, trace, d.minor * 7)
         keep = ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE")
         emit(_labels(gpu, None), [{k: v for k, v in _whole_values(r, gpu.memory_mi).items() if k in keep} for r in rows])
     page: list[str] = []

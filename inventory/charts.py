@@ -89,6 +89,15 @@ def heat_colour(util: float | None) -> str:
     return f"hsl({hue},70%,{light}%)"
 
 
+def chart_title(name: str, window: str) -> str:
+    """A two-line chart title: ``name`` (cluster text: node and device names, escaped, since
+    plotly reads a few HTML tags in titles) over a smaller ``window`` line (our own text), so
+    a phone-width chart does not cut the window off."""
+    from html import escape
+
+    return f"{escape(name)}<br><sup>{escape(window)}</sup>"
+
+
 def series_for_device(series: Series, device: Device, neighbours: Iterable[Device]) -> Series:
     """The range series that belong to ``device``, decided by the same join the poll uses.
 
@@ -187,8 +196,11 @@ def device_figure(series: Series, *, start: datetime, end: datetime, title: str 
         )  # fmt: skip
     fig.update_xaxes(range=[start.isoformat(), end.isoformat()])
     fig.update_yaxes(range=[0, 105], row=1, col=1)
+    # From zero: a steady 590-594 W or 54-56 °C would otherwise fill the axis and look jumpy.
+    fig.update_yaxes(rangemode="tozero", row=3, col=1)
+    fig.update_yaxes(rangemode="tozero", row=4, col=1)
     fig.update_layout(
-        title=title or None, height=720, margin={"l": 50, "r": 20, "t": 50, "b": 30},
+        title=title or None, height=740, margin={"l": 50, "r": 20, "t": 80, "b": 30},
         legend={"orientation": "h"}, template="plotly_white",
     )  # fmt: skip
     return fig
@@ -294,7 +306,7 @@ def node_figure(series: Series, devices: Sequence[Device], *, start: datetime, e
     fig.update_yaxes(title_text="%", range=[0, 105], row=1, col=1)
     fig.update_yaxes(title_text="W", rangemode="tozero", row=2, col=1)
     fig.update_layout(
-        title=title or None, height=620, margin={"l": 55, "r": 20, "t": 60, "b": 30},
+        title=title or None, height=640, margin={"l": 55, "r": 20, "t": 90, "b": 30},
         legend={"orientation": "h"}, template="plotly_white",
     )  # fmt: skip
     return fig

@@ -142,7 +142,7 @@ def _device_figure(request, device: Device):
     start = end - timedelta(seconds=window_s)
     neighbours = gpu_neighbours([device])
     series = device_history(device, neighbours, start, end, charts.step_seconds(window_s))
-    title = f"{device.node_name} {device.name} · last {window} to {end:%Y-%m-%d %H:%M:%S} UTC"
+    title = charts.chart_title(f"{device.node_name} {device.name}", f"last {window} to {end:%Y-%m-%d %H:%M:%S} UTC")
     return charts.device_figure(series, start=start, end=end, title=title), series, window
 
 
@@ -251,7 +251,7 @@ def _node_figure(request, node: Node, devices: list[Device]):
     start = end - timedelta(seconds=window_s)
     shown, total = chart_devices(devices)
     series = node_history(node.cluster, shown, start, end, charts.step_seconds(window_s))
-    title = f"{node.name} · last {window} to {end:%Y-%m-%d %H:%M:%S} UTC"
+    title = charts.chart_title(node.name, f"last {window} to {end:%Y-%m-%d %H:%M:%S} UTC")
     fig = charts.node_figure(series, [join_device(d) for d in shown], start=start, end=end, title=title)
     return fig, window, len(gpu_uuids(shown)), total
 

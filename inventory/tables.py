@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import copy
+
 import django_tables2 as tables
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from .listexport import Column
 from .models import Device, Node
+
+MAX_PER_PAGE = 500
+
+
+class BoundedRequestConfig(tables.RequestConfig):
+    """``RequestConfig`` whose ``?per_page=`` is clamped to 1..``MAX_PER_PAGE`` (one that is
+    not a number is ignored): django-tables2 obeys any value, so ``per_page=-1`` answered 500
+    and ``per_page=100000`` rendered 36 MB from 1,000 nodes in a minute."""
+
+    def configure(self, table):
+        name = table.prefixed_per_page_field
+        raw = self.request.GET.get(name)
+        if raw is not None:
+            query = self.request.GET.copy()
+            try:
+                query[name] = str(min(max(int(raw), 1), MAX_PER_PAGE))
+            except ValueError:
+                query.pop(name)
+            self.request = copy.copy(self.request)
+            self.request.GET = query
+        return super().configure(table)
 
 
 class NodeTable(tables.Table):

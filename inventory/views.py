@@ -9,13 +9,12 @@ from __future__ import annotations
 from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.vary import vary_on_headers
-from django_tables2 import RequestConfig
 
 from . import listexport, object_views, queries, search
 from .filters import DeviceFilter, NodeFilter, filtered
 from .htmx import partial_template, render_live
 from .models import Cluster, Device, Node, ResourceSlice, SyncRun
-from .tables import DEVICE_EXPORT, NODE_EXPORT, DeviceTable, NodeTable
+from .tables import DEVICE_EXPORT, NODE_EXPORT, BoundedRequestConfig, DeviceTable, NodeTable
 
 PAGE_SIZE = 50
 
@@ -48,7 +47,7 @@ def node_list(request):
     if fmt := listexport.requested(request):
         return listexport.response(fmt, "nodes", filtered(f).order_by("cluster__name", "name", "pk"), NODE_EXPORT)
     table = NodeTable(filtered(f))
-    RequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
+    BoundedRequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
     return render(request, partial_template(request, "inventory/node_list.html", "table"), {"filter": f, "table": table})
 
 
@@ -93,7 +92,7 @@ def device_list(request):
     if fmt := listexport.requested(request):
         return listexport.response(fmt, "devices", ordered, DEVICE_EXPORT, hook=lambda rows: queries.attach_holders(None, rows))
     table = DeviceTable(ordered)
-    RequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
+    BoundedRequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
     devices = [row.record for row in table.page.object_list]
     queries.attach_holders(None, devices)
     ctx = {"filter": f, "table": table, "devices": devices}

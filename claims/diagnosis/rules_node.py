@@ -16,7 +16,7 @@ from claims.diagnosis.context import Context, claim_ref, earliest, minutes, node
 from claims.diagnosis.feasibility import ClaimFeasibility, blocking_taints, device_taints, rule_selects
 from claims.diagnosis.known_issues import issues_for, load_known_issues
 from claims.diagnosis.verdicts import Verdict, renders
-from inventory.cel import evaluate_device
+from inventory.cel import SelectorError, evaluate_device
 from inventory.kube import GPU_DRIVER, GPU_MEMORY_LABEL, PRODUCT_LABEL, ObjectRef, parse_version
 from inventory.parse import parse_quantity
 from inventory.records import Device, Node, Pod, ResourceClaim
@@ -132,7 +132,10 @@ def node_could_satisfy(ctx: Context, feas: ClaimFeasibility, node_name: str) -> 
         return True
     for r in feas.requests:
         dc = ctx.state.device_classes.get(r.device_class or "")
-        result = evaluate_device(gpu, [*(dc.selectors if dc else ()), *r.selectors])
+        try:
+            result = evaluate_device(gpu, [*(dc.selectors if dc else ()), *r.selectors])
+        except SelectorError:  # a selector that cannot run is selector_invalid's finding; it could match
+            continue
         if not result.error and not result.matched:
             return False
     return True

@@ -30,7 +30,17 @@ from . import charts, mig
 from .dcgm import METRICS
 from .htmx import partial_template
 from .kube import GPU_DRIVER
-from .models import AllocationResult, Cluster, Device, DeviceType, Node, Pod, Reservation, UnmatchedSeries
+from .models import (
+    AllocationResult,
+    Cluster,
+    Device,
+    DeviceType,
+    Node,
+    Pod,
+    RecordedSeries,
+    Reservation,
+    UnmatchedSeries,
+)
 from .prometheus import MetricsUnavailable
 from .telemetry import (
     JOIN_FIELDS,
@@ -115,8 +125,10 @@ def index(request):
     with_values = dict(
         Device.objects.exclude(metrics={}).values_list("cluster").annotate(n=Count("pk")).order_by()
     )
+    recorded = dict(RecordedSeries.objects.values_list("cluster").annotate(n=Count("pk")).order_by())
     rows = [
-        {"state": metrics_state(c, now), "unmatched": unmatched.get(c.pk, 0), "with_values": with_values.get(c.pk, 0)}
+        {"state": metrics_state(c, now), "unmatched": unmatched.get(c.pk, 0), "with_values": with_values.get(c.pk, 0),
+         "recorded": recorded.get(c.pk, 0)}
         for c in Cluster.objects.all()
     ]
     return render(request, "telemetry/index.html", {"rows": rows, "states": [r["state"] for r in rows]})

@@ -66,6 +66,12 @@ def test_the_panels_say_the_history_is_recorded_and_offer_the_chart(client_in, r
     assert "Recorded history" in node and reverse("inventory:telemetry-node-chart", args=["h200-recorded", "h200-node-1"]) in node
 
 
+def test_the_telemetry_index_says_the_charts_come_from_the_recording(client_in, recorded):
+    html = client_in.get(reverse("inventory:telemetry")).content.decode()
+    n = RecordedSeries.objects.filter(cluster__name="h200-recorded").count()
+    assert f"charts from its recorded history: {n} series" in html
+
+
 def test_a_window_before_the_recording_is_an_empty_chart(client_in, recorded):
     device = Device.objects.get(cluster__name="h200-recorded", type="gpu")
     resp = client_in.get(reverse("inventory:telemetry-device-chart", args=[device.pk]), {"end": "2020-01-01T00:00:00Z"})

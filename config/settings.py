@@ -135,10 +135,11 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
 
-# Celery: unset broker = eager mode, so the embedded default needs no Redis.
-# Shared by web and workers in production (e.g. redis://redis:6379/1): the sync warms the
-# overview aggregates there. The embedded default is the process's own memory.
-CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+# Shared by web and workers (e.g. redis://redis:6379/1 in production): the sync warms the
+# overview aggregates there, so no page pays for them. The embedded default is a folder
+# beside the SQLite file, shared by every process on this machine (a per-process memory
+# cache made each fresh web process compute them again: seconds at 1,000 nodes).
+CACHES = {"default": env.cache_url("CACHE_URL", default=f"filecache://{BASE_DIR / 'var' / 'cache'}")}
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL

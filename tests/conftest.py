@@ -51,6 +51,17 @@ def sync_snapshot(db):
 
 
 @pytest.fixture(autouse=True)
+def _process_cache(settings):
+    """Each test its own empty in-process cache (the embedded default is a folder shared by
+    every process on the machine)."""
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                                   "LOCATION": f"test-{os.getpid()}"}}
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _plain_static_storage(settings):
     """Pages render without ``collectstatic`` in tests (no manifest needed)."""
     settings.STORAGES = {

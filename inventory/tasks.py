@@ -89,8 +89,8 @@ def store_cursors(cluster: Cluster, read) -> int:
     now = getattr(read, "read_at", None) or timezone.now()
     create, update = [], []
     for key, up in sorted(cursors.items()):
-        if not up.clean or not up.resource_version or (incomplete and not up.quiet):
-            continue
+        if not up.clean or not (up.resource_version or up.listed) or (incomplete and not up.quiet):
+            continue  # (a listed cursor without a resourceVersion: an optional kind not served)
         row = have.get(key)
         if row is None:
             create.append(WatchCursor(cluster=cluster, target=key, resource_version=up.resource_version,

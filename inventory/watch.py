@@ -51,8 +51,9 @@ GRACE = 3.0  # seconds a watch may run past its timeoutSeconds before the client
 
 @dataclass(frozen=True)
 class Cursor:
-    """What is stored per list (``WatchCursor``): ``resource_version`` ("" = list first) and
-    ``listed_at`` (the last full list, None = never)."""
+    """What is stored per list (``WatchCursor``): ``resource_version`` ("" = list first, or,
+    with ``listed_at``, an optional kind not served then) and ``listed_at`` (the last full
+    list, None = never)."""
 
     resource_version: str = ""
     listed_at: datetime | None = None
@@ -119,7 +120,9 @@ class _Target:
         self.skipped = 0
         self.errors: list[str] = []
         self.gone = False
-        self.absent = False  # an optional kind the server does not serve (its CRD not installed)
+        # An optional kind the server did not serve at ``listed_at`` (its CRD not installed):
+        # stored as a cursor without a resourceVersion, asked again at the next relist.
+        self.absent = not cursor.resource_version and cursor.listed_at is not None
         self.generation = 0  # bumped when a relist supersedes a running watch
         self.thread: threading.Thread | None = None
 
@@ -381,6 +384,7 @@ class WatchSource:
             return True
         if spec.optional:
             t.absent, t.listed_at = True, self.now
+            out.cursors[t.key] = CursorUpdate("", listed=True, clean=True, quiet=True)
             return True  # not installed: an empty, complete list
         out.errors.append(f"list {t.key}: the server serves none of {', '.join(spec.versions)}")
         return False

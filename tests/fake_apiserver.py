@@ -53,7 +53,8 @@ class Fault:
     ``retry_after`` seconds), ``reset`` (the connection is reset before any answer),
     ``trickle`` (200 whose body arrives one byte every ``interval`` seconds), ``malformed``
     (200 with a body that is not JSON), ``cut`` (a watch sends its events, then half of one
-    more, and ends), ``expire`` (the next continue token of a list of ``path`` has expired:
+    more, and ends), ``gone`` (a watch sends its events, then an ERROR event carrying a 410
+    Status, as when a watcher falls behind the watch cache), ``expire`` (the next continue token of a list of ``path`` has expired:
     the fake compacts just before answering it, and the real 410 follows)."""
 
     what: str
@@ -451,7 +452,7 @@ class FakeAPIServer:
                 if url.path in fake.delays:
                     time.sleep(fake.delays[url.path])
                 fault = fake._fault_for(url.path, watch)
-                if fault is not None and fault.what not in ("trickle", "cut", "expire") and self._apply_fault(fault, url.path, watch):
+                if fault is not None and fault.what not in ("trickle", "cut", "expire", "gone") and self._apply_fault(fault, url.path, watch):
                     return None
                 if url.path == "/version":
                     return self._send(200, {"major": "1", "minor": "36", "gitVersion": fake.version, "platform": "linux/amd64"})
@@ -551,6 +552,13 @@ class FakeAPIServer:
                             if "labelSelector" in q and not _label_match(obj, q["labelSelector"][0]):
                                 continue
                             self._chunk(json.dumps({"type": c.type, "object": obj}).encode() + b"\n")
+                        if fault is not None and fault.what == "gone":
+                            # The watcher fell behind the watch cache: an ERROR event whose
+                            # Status says 410, after the events it had.
+                            status = _status(410, "Expired", f"too old resource version: {since} ({sent})")
+                            self._chunk(json.dumps({"type": "ERROR", "object": status}).encode() + b"\n")
+                            self._chunk(b"")
+                            return None
                         if cut:
                             half = json.dumps({"type": "MODIFIED", "object": {"kind": "Pod", "metadata": {"name": "cut"}}})
                             self._chunk(half[: len(half) // 2].encode())

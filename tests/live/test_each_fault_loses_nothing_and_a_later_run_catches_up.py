@@ -91,6 +91,35 @@ def test_a_410_as_an_error_event_relists_the_kind_and_deletes_what_vanished(fake
     assert not ResourceClaim.objects.filter(cluster=cluster, uid=gone["metadata"]["uid"]).exists()
 
 
+def test_a_410_error_event_in_the_middle_of_a_watch_relists_the_kind(fake, cluster):
+    assert run_sync(cluster).status == "ok"
+    before = stored(cluster)
+    item = _touch(fake)
+    fake.inject("gone", CLAIMS, watch=True)
+    fake.requests.clear()
+    run = run_sync(cluster)
+    assert run.status == "ok", run.errors
+    assert any(r.startswith(CLAIMS + "?limit=") for r in fake.requests)  # relisted after the ERROR event
+    assert _has(cluster, item)
+    assert set(before) <= set(stored(cluster))
+
+
+def test_malformed_json_in_a_list_deletes_nothing_and_the_next_list_catches_up(fake, cluster):
+    assert run_sync(cluster).status == "ok"
+    before = stored(cluster)
+    gone = _another_claim(fake, {"metadata": {"uid": ""}})
+    fake.remove(gone)
+    fake.compact()  # the claims are listed next
+    fake.inject("malformed", CLAIMS, watch=False)
+    run = run_sync(cluster)
+    assert run.status == "partial"
+    assert "not a JSON list" in " ".join(run.errors)
+    assert set(before) <= set(stored(cluster))
+    later = run_sync(cluster)
+    assert later.status == "ok", later.errors
+    assert not ResourceClaim.objects.filter(cluster=cluster, uid=gone["metadata"]["uid"]).exists()
+
+
 def test_a_410_on_a_continue_token_lists_again_from_the_start(fake, cluster, live_settings):
     live_settings.KUBE_PAGE_SIZE = 1
     assert run_sync(cluster).status == "ok"

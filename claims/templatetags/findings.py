@@ -109,7 +109,27 @@ def ago(context, value) -> str:
     ``<time title="2026-... UTC">12 min ago</time>``, measured to the page's ``now`` (the
     context's, else the clock) like every other age; "—" when missing, the text as given when
     it is not a time."""
-    return ago_text(value, context.get("now"))
+    return ago_text(value, _page_now(context))
+
+
+def _page_now(context) -> datetime | None:
+    """The page's ``now``; on a page that passes none (the node page), the reference time of
+    the cluster of its ``node`` or ``device`` (a snapshot's own clock, ``reference_times``),
+    looked up once per rendering."""
+    now = context.get("now")
+    if now is not None:
+        return now
+    cache = context.render_context
+    if "claims_page_now" not in cache:
+        obj = context.get("node") or context.get("device")
+        cluster = getattr(obj, "cluster", None)
+        found = None
+        if cluster is not None:
+            from claims.views import reference_times
+
+            found = reference_times({cluster}).get(cluster.pk)
+        cache["claims_page_now"] = found
+    return cache["claims_page_now"]
 
 
 def ago_text(value, now: datetime | None = None) -> str:

@@ -80,3 +80,14 @@ def test_only_the_whole_phrase_is_replaced():
     from claims.templatetags.findings import _replace_phrase
 
     assert _replace_phrase("for 7 min, 17 min, 7 mint, 7 min", "7 min", "9 min") == "for 9 min, 17 min, 7 mint, 9 min"
+
+
+def test_node_events_are_aged_to_the_snapshot_clock_not_the_wall_clock(client_in, tmp_path, monkeypatch):
+    call_command("load_demo", "--out-dir", str(tmp_path), "--no-user", stdout=StringIO())
+    wall = timezone.now() + timedelta(hours=2)  # read two hours after the snapshot was taken
+    monkeypatch.setattr(timezone, "now", lambda: wall)
+    html = client_in.get(reverse("inventory:node", args=["demo", "gpu-h200-04"])).content.decode()
+    events = html.split("Recent events about this node")[1].split("</table>")[0]
+    # NodeNotSchedulable was 24 min 57 s before the snapshot's own time.
+    assert re.search(r"<time [^>]+>24 min ago</time>", events), events[:1500]
+    assert "2 h" not in events

@@ -61,6 +61,9 @@ class Context:
     _feasibility: dict[tuple[str, str], ClaimFeasibility] = field(default_factory=dict)
     _feasibility_memo: dict[Any, Any] = field(default_factory=dict)
     _class_slices: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
+    # Per-run memo of derived evidence shared by many findings (claims of one request shape
+    # share their feasibility and its evidence): key -> value, e.g. nodes ranked by free devices.
+    memo: dict[Any, Any] = field(default_factory=dict)
     # Findings the rules before the current one reported (the engine appends them), so the
     # last rule can tell which pending claims nothing explained.
     reported: list[Finding] = field(default_factory=list)

@@ -205,8 +205,11 @@ def _fragmented(ctx: Context, claim: ResourceClaim, pods: list[Pod], feas: Claim
     free_per_node: dict[str, dict[str, int]] = feas.evidence.get("free_per_node", {})
     # Most free first; a finding names at most NODES_LISTED of them (a large fleet has a
     # free device on every node: 1,000 names help no one and cost every write of the finding).
-    ranked = sorted((n for n, v in free_per_node.items() if any(v.values())),
-                    key=lambda n: (-sum(free_per_node[n].values()), n))
+    key = ("nodes_by_free", id(free_per_node))  # claims of one request shape share the map
+    if key not in ctx.memo:
+        ctx.memo[key] = (free_per_node, sorted((n for n, v in free_per_node.items() if any(v.values())),
+                                               key=lambda n: (-sum(free_per_node[n].values()), n)))
+    ranked = ctx.memo[key][1]  # the map is kept with it, so its id is never reused in this run
     listed = ranked[:NODES_LISTED]
     objs = [*objs, *(node_ref(n) for n in listed if n in state.nodes)]
     uids = [claim.uid, *(p.uid for p in pods)]

@@ -164,3 +164,24 @@ def test_a_dead_api_server_fails_the_run_with_the_reason_and_keeps_everything(fa
     assert run.status == "failed"
     assert "/version" in run.error
     assert stored(cluster) == before
+
+
+def test_a_deletion_seen_in_a_partial_read_is_applied_by_the_next_good_one(fake, cluster):
+    from inventory.models import WatchCursor
+
+    assert run_sync(cluster).status == "ok"
+    gone = _another_claim(fake, {"metadata": {"uid": ""}})
+    cursor = WatchCursor.objects.get(cluster=cluster, target="ResourceClaim").resource_version
+    fake.remove(gone)
+    fake.inject("status", "/api/v1/pods", watch=True, status=403, times=99)  # another kind fails
+    run = run_sync(cluster)
+    assert run.status == "partial"
+    # A partial read deletes nothing, and the claims' cursor stays before the deletion...
+    assert ResourceClaim.objects.filter(cluster=cluster, uid=gone["metadata"]["uid"]).exists()
+    assert WatchCursor.objects.get(cluster=cluster, target="ResourceClaim").resource_version == cursor
+    fake.faults.clear()
+    # ...so the next good read sees the DELETED event again and applies it.
+    later = run_sync(cluster)
+    assert later.status == "ok", later.errors
+    assert later.counts["ResourceClaim"]["deleted"] == 1
+    assert not ResourceClaim.objects.filter(cluster=cluster, uid=gone["metadata"]["uid"]).exists()

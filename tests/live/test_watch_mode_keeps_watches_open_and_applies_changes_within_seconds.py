@@ -52,3 +52,17 @@ def test_a_change_is_stored_within_two_seconds_and_polls_stand_back(fake, cluste
         cmd.stop = True
         worker.join(30)
     assert locks.holder_of(cluster.pk) == ""
+
+
+def test_the_command_runs_for_its_time_and_says_what_each_sync_did(fake, cluster, tmp_path):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    beat = tmp_path / "heartbeat"
+    call_command("watch_clusters", "--cluster", cluster.name, "--max-seconds", "3", "--interval", "0.3",
+                 "--heartbeat", str(beat), stdout=out)
+    assert f"cluster {cluster.name}: ok in" in out.getvalue()
+    assert beat.exists()
+    assert locks.holder_of(cluster.pk) == ""

@@ -110,3 +110,17 @@ def test_an_answer_saved_from_a_real_prometheus_charts_as_prometheus_itself_does
     assert got["saved"].keys() == got["live"].keys() and got["saved"]
     for name, trace in got["live"].items():
         assert (got["saved"][name]["x"], got["saved"][name]["y"]) == (trace["x"], trace["y"]), name
+
+
+def test_a_cluster_keeps_at_most_its_limit_of_recorded_series(sync_snapshot, tmp_path, monkeypatch):
+    from inventory import telemetry
+
+    monkeypatch.setattr(telemetry, "MAX_RECORDED_SERIES", 3)
+    folder = h200_slice_folder(tmp_path / "many")
+    (folder / "h200-history.range.json").write_text(json.dumps(h200_range_answer()))
+    sync_snapshot(folder, name="many")
+    assert RecordedSeries.objects.filter(cluster__name="many").count() == 3
+    answer = h200_range_answer()
+    assert telemetry.store_ranges(Cluster.objects.get(name="many"), {"x.range.json": [
+        (e["metric"], [(t, float(v)) for t, v in e["values"]]) for e in answer["data"]["result"]
+    ]}) == {"recorded_series": 3, "dropped_series": len(answer["data"]["result"]) - 3}

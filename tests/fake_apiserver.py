@@ -12,9 +12,9 @@ tests/live/test_fake_apiserver_answers_kubectl.py) depends on it:
   (``k=v``, ``k!=v``, ``k``);
 - watches (``watch=true``): every change after ``resourceVersion`` (ADDED / MODIFIED /
   DELETED with kind and apiVersion in the object), then new changes as they happen, until
-  ``timeoutSeconds``; with ``allowWatchBookmarks`` a BOOKMARK about 2 s before the timeout
-  (as kube-apiserver schedules it; ``bookmark_after`` overrides), carrying the current
-  resourceVersion; a resourceVersion older than the last ``compact()`` gets, as the real
+  ``timeoutSeconds``; with ``allowWatchBookmarks`` a BOOKMARK 2 s before the timeout (none for
+  a timeout under 2 s), as kube-apiserver's cacher schedules it (``bookmark_after``
+  overrides), carrying the current resourceVersion; a resourceVersion older than the last ``compact()`` gets, as the real
   server sends it, HTTP 200 and one ERROR event whose object is a ``Status`` with code 410;
   streamed with chunked transfer encoding;
 - changes on demand: ``apply(obj)`` (add or modify, a new resourceVersion) and ``remove(obj)``;
@@ -512,7 +512,10 @@ class FakeAPIServer:
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
                 end = time.monotonic() + timeout
-                bookmark_at = time.monotonic() + (fake.bookmark_after if fake.bookmark_after is not None else max(0.0, timeout - 2))
+                # kube-apiserver's cacher schedules a watcher's bookmark 2 s before its deadline
+                # (or a minute on, whichever is sooner), and none when that is already past.
+                after = fake.bookmark_after if fake.bookmark_after is not None else min(timeout - 2, 60.0)
+                bookmark_at = time.monotonic() + after if after >= 0 else None
                 try:
                     if since in ("", "0"):
                         # No resourceVersion (or "0", any): the current state as synthetic

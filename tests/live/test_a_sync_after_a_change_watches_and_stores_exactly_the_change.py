@@ -100,3 +100,20 @@ def test_a_watch_brings_new_gpu_pods_and_skips_others_before_decoding(fake, clus
     assert Pod.objects.filter(cluster=cluster, uid=gpu["metadata"]["uid"]).exists()
     assert not Pod.objects.filter(cluster=cluster, uid=plain["metadata"]["uid"]).exists()
     assert run.counts["skipped"]["Pod"] == 1
+
+
+def test_a_quiet_lists_cursor_moves_with_the_bookmark(fake, cluster, live_settings):
+    live_settings.KUBE_WATCH_SECONDS = 2  # the server bookmarks 2 s before a watch's timeout: at once
+    assert run_sync(cluster).status == "ok"
+    nodes = WatchCursor.objects.get(cluster=cluster, target="Node").resource_version
+    claim = a_claim(fake)
+    claim["metadata"].setdefault("labels", {})["claimscope.test/touched"] = "yes"
+    item = fake.apply(claim)  # the cluster's resourceVersion moves; no Node changed
+    assert run_sync(cluster).status == "ok"
+    moved = WatchCursor.objects.get(cluster=cluster, target="Node").resource_version
+    assert int(moved) > int(nodes) and moved == item["metadata"]["resourceVersion"]
+    # Without a bookmark (a watch under 2 s gets none) the quiet list keeps its cursor.
+    live_settings.KUBE_WATCH_SECONDS = 1
+    fake.apply(claim)
+    assert run_sync(cluster).status == "ok"
+    assert WatchCursor.objects.get(cluster=cluster, target="Node").resource_version == moved

@@ -151,11 +151,13 @@ def xid_events(points: Sequence[tuple[float, float]]) -> list[tuple[float, int]]
     return out
 
 
-def device_figure(series: Series, *, start: datetime, end: datetime, title: str = "") -> go.Figure:
+def device_figure(series: Series, *, start: datetime, end: datetime, title: str = "", per_gpu_note: str = "") -> go.Figure:
     """Four stacked charts sharing the time axis: utilization (%), framebuffer used vs total
     (MiB, total = FB_USED + FB_FREE), power (W), temperature (°C). XID errors are red markers
     with the code on the utilization chart. Empty series still give the four axes, so the page
-    can say "no series in this window" beside a blank chart.
+    can say "no series in this window" beside a blank chart; a panel without a line says so
+    inside it, with ``per_gpu_note`` for power and temperature (a MIG instance: DCGM reports
+    those per physical GPU).
     """
     fields = _by_field(series)
     fig = make_subplots(
@@ -194,6 +196,13 @@ def device_figure(series: Series, *, start: datetime, end: datetime, title: str 
             ),
             row=1, col=1,
         )  # fmt: skip
+    drawn = {(t.xaxis or "x") for t in fig.data}
+    for row, axis in enumerate(("x", "x2", "x3", "x4"), start=1):
+        if axis not in drawn and fields:
+            note = per_gpu_note if per_gpu_note and row >= 3 else "no series in this window"
+            lo, hi = fig.layout[f"yaxis{'' if row == 1 else row}"].domain
+            fig.add_annotation(text=note, xref="paper", yref="paper", x=0.5, y=(lo + hi) / 2, showarrow=False,
+                               font={"color": "#6b7280"})  # fmt: skip
     fig.update_xaxes(range=[start.isoformat(), end.isoformat()])
     fig.update_yaxes(range=[0, 105], row=1, col=1)
     # From zero: a steady 590-594 W or 54-56 °C would otherwise fill the axis and look jumpy.

@@ -155,7 +155,8 @@ def _device_figure(request, device: Device):
     neighbours = gpu_neighbours([device])
     series = device_history(device, neighbours, start, end, charts.step_seconds(window_s))
     title = charts.chart_title(f"{device.node_name} {device.name}", f"last {window} to {end:%Y-%m-%d %H:%M:%S} UTC")
-    return charts.device_figure(series, start=start, end=end, title=title), series, window
+    note = "DCGM reports this per physical GPU:<br>see the node chart" if device.parent_uuid else ""
+    return charts.device_figure(series, start=start, end=end, title=title, per_gpu_note=note), series, window
 
 
 def device_chart(request, pk: int):

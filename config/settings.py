@@ -175,6 +175,17 @@ DIAGNOSIS_DELETING_SECONDS = env.int("DIAGNOSIS_DELETING_SECONDS", default=300)
 # A live cluster whose sync changed nothing is re-diagnosed at most this often.
 ANALYSIS_REFRESH_SECONDS = env.int("ANALYSIS_REFRESH_SECONDS", default=60)
 
+# Live reads (inventory/watch.py, kubehttp.py, locks.py; docs/architecture.md "Live clusters").
+KUBE_WATCH_SECONDS = env.float("KUBE_WATCH_SECONDS", default=5)  # how long a poll's watches run
+KUBE_RELIST_SECONDS = env.float("KUBE_RELIST_SECONDS", default=3600)  # a full list at least this often
+# The whole read, under the task's soft limit; retries per request and their time budget.
+KUBE_READ_DEADLINE_SECONDS = env.float("KUBE_READ_DEADLINE_SECONDS", default=200)
+KUBE_RETRY_ATTEMPTS = env.int("KUBE_RETRY_ATTEMPTS", default=4)
+KUBE_RETRY_SECONDS = env.float("KUBE_RETRY_SECONDS", default=60)
+# One sync per cluster: a second waits this long, then refuses; a lease outlives a dead holder by this.
+SYNC_LOCK_WAIT_SECONDS = env.float("SYNC_LOCK_WAIT_SECONDS", default=5)
+SYNC_LEASE_SECONDS = env.float("SYNC_LEASE_SECONDS", default=CELERY_TASK_TIME_LIMIT + 60)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -64,7 +64,10 @@ GPU_STACK_NAMESPACES = ("gpu-operator", "kube-system", "kueue-system", "nvidia-d
 # (readiness): byte markers found in such a pod's JSON.
 # ``extendedResourceClaimStatus``: the claim the scheduler made for an extended resource a
 # DeviceClass names (``spec.extendedResourceName``, any name), once the pod is scheduled.
-POD_MARKERS = (b'"resourceClaims"', b'"extendedResourceClaimStatus"', b"kubelet-plugin", b"kubeletplugin", b"dcgm-exporter")
+POD_MARKERS = (b'"resourceClaims"', b'"extendedResourceClaimStatus"', b"kubelet-plugin", b"kubeletplugin", b"dcgm-exporter",
+               # The control plane's static pods (label component=..., name <component>-<node>):
+               # their --feature-gates and images are the diagnosis's evidence of gates and versions.
+               b'"kube-apiserver', b'"kube-scheduler', b'"kube-controller-manager')
 # A request or limit of a GPU resource: the device plugin's nvidia.com/gpu, MIG strategy
 # "mixed" nvidia.com/mig-<profile>, or the extended resource of a DeviceClass, as a JSON key
 # (the name followed by a colon: a toleration or an affinity naming nvidia.com/gpu does not

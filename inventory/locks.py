@@ -39,10 +39,8 @@ class SyncBusy(SourceError):
 
 
 def _setting(name: str, default: float) -> float:
-    # Django's setting, else the environment variable of that name, else ``default``.
-    if hasattr(settings, name):
-        return float(getattr(settings, name))
-    return float(os.environ.get(name) or default)
+    # Django's setting (config/settings.py), else ``default``.
+    return float(getattr(settings, name, default))
 
 
 def _ttl() -> float:

@@ -27,13 +27,9 @@ log = logging.getLogger(__name__)
 
 
 def _setting(name: str, default):
-    """A setting of the live reads: Django's, else the environment variable of that name (they
-    are not in config/settings.py yet), else ``default``."""
-    if hasattr(settings, name):
-        return getattr(settings, name)
-    import os
-
-    return os.environ.get(name) or default
+    """A setting of the live reads (``config/settings.py``), else ``default`` (settings of
+    another project that lack it)."""
+    return getattr(settings, name, default)
 
 
 def stored_cursors(cluster: Cluster) -> dict:

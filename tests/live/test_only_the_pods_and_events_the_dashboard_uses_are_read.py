@@ -79,3 +79,15 @@ def test_a_sync_stores_only_the_wanted_pods_and_events_about_pods_claims_and_nod
     events = KubeObject.objects.filter(cluster=cluster, kind="Event")
     assert not events.filter(uid=plain_event["metadata"]["uid"]).exists()
     assert events.count() == sum(1 for o in fleet_objects if o["kind"] == "Event")
+
+
+def test_the_control_planes_static_pods_are_kept():
+    """Their --feature-gates and images are the diagnosis's evidence (feature_gate_disabled,
+    scheduler_known_bug): a live read that skipped them would judge gates it cannot see."""
+    pods = [p for p in _pods("cases/scheduler-feature-gate-off/snapshot/cluster.yaml")
+            if p["metadata"].get("namespace") == "kube-system"]
+    scheduler = [p for p in pods if (p["metadata"].get("labels") or {}).get("component") == "kube-scheduler"
+                 or p["metadata"]["name"].startswith("kube-scheduler-")]
+    assert scheduler
+    for pod in scheduler:
+        assert wanted_pod(_raw(pod))

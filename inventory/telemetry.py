@@ -92,7 +92,8 @@ def store_ranges(cluster: Cluster, ranges: dict[str, list]) -> dict[str, int]:
     """Replace the cluster's recorded DCGM history with the series of a snapshot's
     ``*.range.json`` files (``SnapshotLoad.ranges``: file name -> ``[(labels, points)]``).
 
-    A snapshot without range files clears what an earlier one recorded. Series beyond
+    A snapshot without range files clears what an earlier one recorded; the same series again
+    write nothing (a no-change re-sync stays read-only). Series beyond
     ``MAX_RECORDED_SERIES`` are dropped (counted in ``dropped_series``, logged); series with
     no points are not stored. Returns ``{"recorded_series": n, "dropped_series": m}``.
     """
@@ -114,10 +115,20 @@ def store_ranges(cluster: Cluster, ranges: dict[str, list]) -> dict[str, int]:
             ))  # fmt: skip
     if dropped:
         log.warning("%s: %d recorded series over the limit of %d not stored", cluster.name, dropped, MAX_RECORDED_SERIES)
+    stored = RecordedSeries.objects.filter(cluster=cluster)
+    out = {"recorded_series": len(rows), "dropped_series": dropped}
+    # A re-sync of the same snapshot writes nothing (reads only): no rows to drop, or the same.
+    if not rows:
+        if stored.exists():
+            stored.delete()
+        return out
+    same = [(r.source, r.field, r.uuid, r.labels, r.points) for r in stored.order_by("pk")]
+    if same == [(r.source, r.field, r.uuid, r.labels, r.points) for r in rows]:
+        return out
     with transaction.atomic():
-        RecordedSeries.objects.filter(cluster=cluster).delete()
+        stored.delete()
         RecordedSeries.objects.bulk_create(rows, batch_size=BULK)
-    return {"recorded_series": len(rows), "dropped_series": dropped}
+    return out
 
 
 def recorded_end(cluster: Cluster) -> datetime | None:

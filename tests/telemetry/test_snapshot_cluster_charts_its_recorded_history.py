@@ -124,3 +124,15 @@ def test_a_cluster_keeps_at_most_its_limit_of_recorded_series(sync_snapshot, tmp
     assert telemetry.store_ranges(Cluster.objects.get(name="many"), {"x.range.json": [
         (e["metric"], [(t, float(v)) for t, v in e["values"]]) for e in answer["data"]["result"]
     ]}) == {"recorded_series": 3, "dropped_series": len(answer["data"]["result"]) - 3}
+
+
+def test_a_resync_of_the_same_recording_writes_nothing(recorded, sync_snapshot):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    before = list(RecordedSeries.objects.filter(cluster__name="h200-recorded").values_list("pk", flat=True))
+    with CaptureQueriesContext(connection) as q:
+        sync_snapshot(recorded, name="h200-recorded")
+    writes = [x["sql"] for x in q.captured_queries if "inventory_recordedseries" in x["sql"] and not x["sql"].lstrip().upper().startswith("SELECT")]
+    assert writes == []
+    assert list(RecordedSeries.objects.filter(cluster__name="h200-recorded").values_list("pk", flat=True)) == before

@@ -257,11 +257,18 @@ def _utilization(cluster: Cluster, holdings: Sequence[cb.Holding], since: dateti
 
 
 def namespace_labels(cluster: Cluster) -> dict[str, dict[str, str]]:
-    """Labels and annotations per namespace, for the team column.
+    """Annotations and labels per namespace (a label wins over an annotation of the same
+    key), from the cluster's stored Namespace records, for the team column. One query."""
+    from inventory.exports import stored_of_kind
+    from inventory.records import parse_object
 
-    TODO: the sync does not read Namespace objects (``inventory/kinds.py``), so nothing is
-    stored to read the team label from; until it does every team is "" (no team)."""
-    return {}
+    qs, _ = stored_of_kind(cluster, "Namespace")
+    out: dict[str, dict[str, str]] = {}
+    for raw in qs.values_list("raw", flat=True):
+        ns = parse_object(raw) if isinstance(raw, dict) else None
+        if ns is not None:
+            out[ns.name] = {**ns.annotations, **ns.labels}
+    return out
 
 
 def build_report(clusters: Iterable[Cluster], since: datetime, until: datetime) -> tuple[cb.Report, list[str]]:

@@ -26,7 +26,7 @@ class KindSpec:
     accepts no OR in a field selector), e.g. Events about Pods, claims and Nodes only.
     ``keep``: for what no server-side selector can express, a test of an item's raw JSON
     bytes, applied before it is decoded (``wanted_pod``); items failing it are skipped.
-    Both apply to the delta reads of ``inventory.watch``; a snapshot keeps what its file holds.
+    Both apply to the delta reads of ``inventory.watch``; ``keep`` to snapshots too.
     """
 
     kind: str
@@ -115,6 +115,7 @@ KINDS: tuple[KindSpec, ...] = (
     KindSpec("Job", "batch", ("v1",), "jobs", True),
     KindSpec("CronJob", "batch", ("v1",), "cronjobs", True),
     KindSpec("PriorityClass", "scheduling.k8s.io", ("v1",), "priorityclasses", False),
+    KindSpec("Namespace", "", ("v1",), "namespaces", False),  # labels: the chargeback's teams
     KindSpec("ClusterPolicy", "nvidia.com", ("v1",), "clusterpolicies", False, optional=True),
     KindSpec("GPUCluster", "nvidia.com", ("v1alpha1",), "gpuclusters", False, optional=True),
     KindSpec("NVIDIADriver", "nvidia.com", ("v1alpha1",), "nvidiadrivers", False, optional=True),

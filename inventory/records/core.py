@@ -492,6 +492,20 @@ def parse_config_map(obj: dict[str, Any]) -> ConfigMap:
 
 
 @dataclass(frozen=True, slots=True)
+class Namespace(KubeRecord):
+    """A Namespace: its labels (``KubeRecord.labels``) and ``metadata.annotations`` (string
+    values only), where platform teams record who owns it (the chargeback's team label)."""
+
+    NAMESPACED: ClassVar[bool] = False
+
+    annotations: Mapping[str, str]
+
+
+def parse_namespace(obj: dict[str, Any]) -> Namespace:
+    return Namespace(*meta_fields(obj, namespaced=False), annotations=str_map(as_map(obj.get("metadata")).get("annotations")))
+
+
+@dataclass(frozen=True, slots=True)
 class PriorityClass(KubeRecord):
     """A PriorityClass: ``value`` and ``preemptionPolicy`` (None when unset: the API's default
     is ``PreemptLowerPriority``)."""

@@ -85,6 +85,13 @@ class ReadItem:
         }  # fmt: skip
         return item
 
+    def raw_bytes(self) -> bytes:
+        """The item's JSON text as read (undecoded), or its object encoded compactly when it
+        was read decoded (YAML): what byte tests such as ``kinds.wanted_pod`` look at."""
+        if self._raw is not None:
+            return bytes(self._raw)
+        return msgspec.json.encode(self._object)
+
     @property
     def decoded(self) -> bool:
         """Was the object decoded already (``of``, or ``lazy`` text whose identity fields had

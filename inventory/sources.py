@@ -109,9 +109,14 @@ class SnapshotSource:
                 if spec is None:
                     out.skipped[item.kind] = out.skipped.get(item.kind, 0) + 1
                     continue
+                out.complete_kinds.add(item.kind)
+                if spec.keep is not None and not spec.keep(item.raw_bytes()):
+                    # What a live read skips (pods that use no GPU), a snapshot skips too,
+                    # before decoding: the same cluster gives the same stored objects either way.
+                    out.skipped[item.kind] = out.skipped.get(item.kind, 0) + 1
+                    continue
                 # A manifest without a namespace lands in "default", as kubectl apply does.
                 item.prepare_with(_with_namespace if spec.namespaced else normalize, "default" if spec.namespaced else "")
-                out.complete_kinds.add(item.kind)
                 yield item
         except SnapshotError as exc:
             raise SourceError(str(exc)) from exc

@@ -91,7 +91,9 @@ def test_a_pod_with_a_uid_no_api_server_gives_fails_only_itself(tmp_path, cluste
         {"apiVersion": "v1", "kind": "Pod",
          "metadata": {"name": f"p{i}", "namespace": "ml", "uid": f"pod-{i}" + (INCOMPRESSIBLE if i == 3 else ""),
                       "resourceVersion": "1"},
-         "spec": {"nodeName": "n" * 10}, "status": {"phase": "Running"}}
+         # Pods the dashboard keeps (they use a claim): pods that use no GPU are not read.
+         "spec": {"nodeName": "n" * 10, "resourceClaims": [{"name": "gpu", "resourceClaimName": f"c{i}"}]},
+         "status": {"phase": "Running"}}
         for i in range(6)
     ]  # fmt: skip
     path = write_list(tmp_path / "p.json", pods)

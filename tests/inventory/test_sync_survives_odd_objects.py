@@ -175,7 +175,9 @@ def test_an_impossible_creation_date_is_read_as_unknown(tmp_path):
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "p", "namespace": "default", "uid": "uid-p", "resourceVersion": "1",
                      "creationTimestamp": "2026-02-30T00:00:00Z"},
-        "spec": {"nodeName": "n"}, "status": {"phase": "Running"},
+        # A pod the dashboard keeps (it uses a claim): pods that use no GPU are not read.
+        "spec": {"nodeName": "n", "resourceClaims": [{"name": "gpu", "resourceClaimName": "c"}]},
+        "status": {"phase": "Running"},
     }  # fmt: skip
     run = _sync(write_list(tmp_path / "s.json", [*_slices(), pod]))
     assert run.status == "ok", run.errors

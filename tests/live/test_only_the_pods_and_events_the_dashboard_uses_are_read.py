@@ -91,3 +91,27 @@ def test_the_control_planes_static_pods_are_kept():
     assert scheduler
     for pod in scheduler:
         assert wanted_pod(_raw(pod))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_a_snapshot_keeps_the_same_pods_a_live_read_keeps(tmp_path, fleet_objects, sync_snapshot, fmt):
+    """The same cluster gives the same stored pods whether it is read live or from a
+    ``kubectl get -o json|yaml`` snapshot: pods that use no GPU are skipped before decoding."""
+    from tests.conftest import write_list
+
+    objects = copy.deepcopy(fleet_objects)
+    if fmt == "json":
+        path = write_list(tmp_path / "cluster.json", objects)
+    else:
+        path = tmp_path / "cluster.yaml"
+        # kubectl writes no anchors: a JSON round trip drops the fleet's shared sub-objects.
+        plain = json.loads(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+        path.write_text(yaml.safe_dump(plain))
+    run = sync_snapshot(path, "snap")
+    assert run.status == "ok", run.errors
+    pods = [o for o in fleet_objects if o["kind"] == "Pod"]
+    want = {p["metadata"]["uid"] for p in pods if wanted_pod(_raw(p))}
+    assert 0 < len(want) < len(pods)
+    assert set(Pod.objects.filter(cluster__name="snap").values_list("uid", flat=True)) == want
+    assert run.counts["skipped"]["Pod"] == len(pods) - len(want)

@@ -72,9 +72,10 @@ def attach_age_reference(findings: list[Finding], clock: dict[int, datetime] | N
 
 def _paginate(request, table):
     """Order ``table`` by ``?sort=`` (its columns decide how) and give its ``?page=`` (out of
-    range: the last page, as ``Paginator.get_page`` does)."""
+    range: the last page, as ``Paginator.get_page`` does) of the ordered queryset's objects:
+    one COUNT and one page of rows (the table's own rows would load every object to count them)."""
     RequestConfig(request, paginate=False).configure(table)
-    return Paginator(table.rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    return Paginator(table.data.data, PAGE_SIZE).get_page(request.GET.get("page"))
 
 
 @vary_on_headers("HX-Request")
@@ -86,7 +87,7 @@ def stuck(request):
         return listexport.response(fmt, "stuck", filtered(f), FINDING_EXPORT)
     table = FindingTable(filtered(f))
     page = _paginate(request, table)
-    findings = [row.record for row in page.object_list]
+    findings = list(page.object_list)
     attach_age_reference(findings)
     attach_object_links(findings)
     params = request.GET.copy()
@@ -109,7 +110,7 @@ def claim_list(request):
         return listexport.response(fmt, "claims", filtered(f), CLAIM_EXPORT, hook=attach_claim_rows)
     table = ClaimTable(filtered(f))
     page = _paginate(request, table)
-    claims = [row.record for row in page.object_list]
+    claims = list(page.object_list)
     attach_claim_rows(claims)
     clock = reference_times({c.cluster for c in claims})
     for c in claims:

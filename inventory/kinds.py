@@ -80,7 +80,7 @@ GPU_RESOURCE_KEY = re.compile(
 GPU_POD_NAMESPACES = frozenset({"gpu-operator", "nvidia-gpu-operator", "nvidia-dra-driver-gpu"})
 
 
-def wanted_pod(raw: bytes) -> bool:
+def wanted_pod(raw: bytes, namespace: str | None = None) -> bool:
     """Does the dashboard keep this Pod (its raw JSON text, undecoded)?
 
     No field or label selector says "requests a GPU" or "references a ResourceClaim", so a
@@ -91,6 +91,8 @@ def wanted_pod(raw: bytes) -> bool:
         return True
     if (b"nvidia.com/" in raw or b"deviceclass.resource.kubernetes.io/" in raw) and GPU_RESOURCE_KEY.search(raw):
         return True
+    if namespace is not None:  # the reader knows it already (a snapshot item's identity)
+        return namespace in GPU_POD_NAMESPACES
     h = jsonlist.head(raw)
     return h is not None and h.namespace in GPU_POD_NAMESPACES
 

@@ -29,8 +29,8 @@ class ReadItem:
     compact JSON text when the stored raw can be that text, else None (encode the object).
     """
 
-    __slots__ = ("_missing", "_object", "_prepare", "_raw", "kind", "name", "namespace", "resource_version", "text",
-                 "uid", "where")
+    __slots__ = ("_missing", "_object", "_prepare", "_raw", "keep", "kind", "name", "namespace", "resource_version",
+                 "text", "uid", "where")
 
     def __init__(self, kind: str, name: str, namespace: str, uid: str, resource_version: str) -> None:
         self.kind = kind
@@ -44,6 +44,9 @@ class ReadItem:
         self._prepare: Prepare | None = None
         self._missing: dict[str, str] = {}
         self.where = ""  # where the item was read (a file and item), for problems found later
+        # A test of the undecoded text (``kinds.KindSpec.keep``) the reader leaves to the sync:
+        # an item whose resourceVersion is stored was kept before, so only changed ones pay it.
+        self.keep: Callable[..., bool] | None = None
 
     @classmethod
     def of(cls, obj: dict[str, Any], text: str | None = None, *, prepare: Prepare | None = None,

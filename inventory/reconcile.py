@@ -11,7 +11,7 @@ completely), matching devices again when the DeviceClasses changed, node summari
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,6 +115,7 @@ class Reconcile:
         # (uid, record, newest timestamp) of every object decoded: what the cluster model
         # takes from this read (``inventory.model``); timestamps only for snapshots.
         self.decoded: list[tuple[str, Any, str | None]] = []
+        self.skipped: Counter[str] = Counter()  # items the read left to the sync to skip (``ReadItem.keep``)
         self.stamps = cluster.source_kind == SourceKind.SNAPSHOT
         self.changes = ChangeSet()  # uids created / updated / deleted per kind, as written
         self._claim_unread: set[int] = set()  # claims stored without a refused result: read again
@@ -147,6 +148,9 @@ class Reconcile:
             st.seen.add(item.uid)
             st.counts.seen += 1
             st.counts.unchanged += 1
+            return
+        if item.keep is not None and not item.keep(item.raw_bytes(), namespace=item.namespace):
+            self.skipped[kind] += 1  # not one the dashboard uses (``kinds.wanted_pod``)
             return
         try:
             obj = item.object()
@@ -618,6 +622,8 @@ class Reconcile:
         self.later.settle()
         self._ensure_slice_nodes()
         self._resolve_allocations()
+        for kind, n in self.skipped.items():
+            read.skipped[kind] = read.skipped.get(kind, 0) + n
         errors = [*read.errors, *self.errors]
         if not errors:  # a read that failed part-way deletes nothing it may have missed
             self._delete_vanished(read)

@@ -110,11 +110,10 @@ class SnapshotSource:
                     out.skipped[item.kind] = out.skipped.get(item.kind, 0) + 1
                     continue
                 out.complete_kinds.add(item.kind)
-                if spec.keep is not None and not spec.keep(item.raw_bytes()):
-                    # What a live read skips (pods that use no GPU), a snapshot skips too,
-                    # before decoding: the same cluster gives the same stored objects either way.
-                    out.skipped[item.kind] = out.skipped.get(item.kind, 0) + 1
-                    continue
+                # What a live read skips (pods that use no GPU), a snapshot skips too, before
+                # decoding (the sync tests it, after the resourceVersion): the same cluster gives
+                # the same stored objects either way.
+                item.keep = spec.keep
                 # A manifest without a namespace lands in "default", as kubectl apply does.
                 item.prepare_with(_with_namespace if spec.namespaced else normalize, "default" if spec.namespaced else "")
                 yield item

@@ -5,7 +5,7 @@ claims in a fixed number of queries.
 
 The pages keep their own row markup (stacked, labelled cells on a phone); the tables decide
 the order and the page, and their columns give the header's sort links
-(``claims/_sort_head.html``). Every order ends with the primary key, so a live refresh never
+(``includes/sort_head.html``). Every order ends with the primary key, so a live refresh never
 reshuffles equal rows.
 """
 

@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, render
 
 from . import queries
 from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
+from .tables import BoundedRequestConfig, ClassDeviceTable, SliceDeviceTable
 
 PAGE_SIZE = 50
 TEMPLATE_KIND = "ResourceClaimTemplate"
@@ -65,15 +66,17 @@ def deviceclass_detail(request, cluster_name: str, name: str):
     spec = dc.raw.get("spec") or {}
     # The JSON list holds the class name quoted; narrowed in SQL, checked exactly here.
     matching = Device.objects.filter(cluster=dc.cluster, device_classes__icontains=json.dumps(dc.name)).select_related(
-        "cluster").defer("capacity").order_by("node_name", "driver", "name", "pk")
-    page = Paginator(matching, PAGE_SIZE).get_page(request.GET.get("page"))
+        "cluster").defer("capacity")
+    table = ClassDeviceTable(matching)
+    BoundedRequestConfig(request, paginate=False).configure(table)  # ?sort= orders the queryset
+    page = Paginator(table.data.data, PAGE_SIZE).get_page(request.GET.get("page"))
     devices = [d for d in page.object_list if dc.name in (d.device_classes or [])]
     queries.attach_holders(dc.cluster_id, devices)
     ctx = {
         "dc": dc, "cluster": dc.cluster, "selectors": [s.get("cel", {}).get("expression", "") for s in spec.get("selectors") or []
                                                         if isinstance(s, dict)],
         "config": spec.get("config") or [], "extended_resource_name": spec.get("extendedResourceName") or "",
-        "page": page, "devices": devices,
+        "page": page, "devices": devices, "table": table,
     }  # fmt: skip
     return render(request, "inventory/deviceclass_detail.html", ctx)
 
@@ -97,12 +100,14 @@ def resourceslice_list(request, cluster_name: str):
 def resourceslice_detail(request, cluster_name: str, name: str):
     """A ResourceSlice: pool, generation, node or node selector, and its devices with holders."""
     rs = get_object_or_404(ResourceSlice.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
-    devices = list(Device.objects.filter(slice=rs).defer("capacity").order_by("name", "pk"))
+    table = SliceDeviceTable(Device.objects.filter(slice=rs).defer("capacity"))
+    BoundedRequestConfig(request, paginate=False).configure(table)  # ?sort= orders the queryset
+    devices = list(table.data.data)
     queries.attach_holders(rs.cluster_id, devices)
     spec = rs.raw.get("spec") or {}
     node = Node.objects.filter(cluster=rs.cluster, name=rs.node_name).only("pk", "name", "cluster_id").first() if rs.node_name else None
     ctx = {
-        "rs": rs, "cluster": rs.cluster, "devices": devices, "node": node,
+        "rs": rs, "cluster": rs.cluster, "devices": devices, "node": node, "table": table,
         "node_selector": spec.get("nodeSelector"), "shared_counters": spec.get("sharedCounters") or [],
         "published": len(spec.get("devices") or []),
     }  # fmt: skip

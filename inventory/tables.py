@@ -113,6 +113,42 @@ class DeviceTable(tables.Table):
         return gib(value)
 
 
+class SliceDeviceTable(tables.Table):
+    """A ResourceSlice's devices: the sort of its page (``?sort=``) and its header
+    (``includes/sort_head.html``); the page renders the rows itself."""
+
+    name = tables.Column(verbose_name="Device", order_by=("name", "pk"))
+    type = tables.Column(verbose_name="Type", order_by=("type", "name", "pk"))
+    product_name = tables.Column(verbose_name="Product", order_by=("product_name", "name", "pk"))
+    profile = tables.Column(verbose_name="Profile", order_by=("profile", "name", "pk"))
+    memory_bytes = tables.Column(verbose_name="Memory", order_by=("memory_bytes", "name", "pk"))
+    uuid = tables.Column(verbose_name="UUID", order_by=("uuid", "pk"))
+    device_classes = tables.Column(verbose_name="DeviceClasses", orderable=False)
+    held_by = tables.Column(verbose_name="Held by", orderable=False, empty_values=())
+
+    class Meta:
+        model = Device
+        fields = ("name", "type", "product_name", "profile", "memory_bytes", "uuid", "device_classes")
+        sequence = ("name", "type", "product_name", "profile", "memory_bytes", "uuid", "device_classes", "held_by")
+        order_by = ("name",)
+
+
+class ClassDeviceTable(tables.Table):
+    """The devices a DeviceClass selects: sort and header of its page, as ``SliceDeviceTable``."""
+
+    name = tables.Column(verbose_name="Device", order_by=("pool", "name", "pk"))
+    node_name = tables.Column(verbose_name="Node", order_by=("node_name", "driver", "name", "pk"))
+    product_name = tables.Column(verbose_name="Product", order_by=("product_name", "node_name", "name", "pk"))
+    profile = tables.Column(verbose_name="Profile", order_by=("profile", "node_name", "name", "pk"))
+    held_by = tables.Column(verbose_name="Held by", orderable=False, empty_values=())
+
+    class Meta:
+        model = Device
+        fields = ("name", "node_name", "product_name", "profile")
+        sequence = ("name", "node_name", "product_name", "profile", "held_by")
+        order_by = ("node_name",)
+
+
 def node_status(node: Node) -> str:
     """Ready, NotReady, Cordoned, or unknown (no Node object read: known from its slices)."""
     if node.from_slices:

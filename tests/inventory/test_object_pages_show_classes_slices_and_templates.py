@@ -73,3 +73,21 @@ def test_unknown_objects_are_404(client_in, loaded):
     assert client_in.get(reverse("inventory:deviceclass", args=["mig", "nope"])).status_code == 404
     assert client_in.get(reverse("inventory:resourceslice", args=["nope", "x"])).status_code == 404
     assert client_in.get(reverse("inventory:yaml", args=["secret", 1])).status_code == 404
+
+
+@pytest.mark.parametrize("sort", ["name", "-name", "profile", "-memory_bytes"])
+def test_a_slices_devices_and_a_classs_matching_devices_sort_by_their_columns(client_in, loaded, sort):
+    rs = max(ResourceSlice.objects.filter(cluster__name="mig"), key=lambda s: Device.objects.filter(slice=s).count())
+    resp = client_in.get(reverse("inventory:resourceslice", args=["mig", rs.name]), {"sort": sort})
+    assert resp.status_code == 200
+    field, descending = sort.lstrip("-"), sort.startswith("-")
+    values = [getattr(d, field) for d in resp.context["devices"]]
+    assert len(values) == Device.objects.filter(slice=rs).count() > 1
+    known = [v for v in values if v is not None]  # databases put NULLs at either end
+    assert known == sorted(known, reverse=descending) and len(set(known)) > 1
+    assert f"sort={'' if descending else '-'}{field}" in resp.content.decode()  # the header links the other way
+
+    dc = DeviceClass.objects.filter(cluster__name="mig").order_by("name").first()
+    resp = client_in.get(reverse("inventory:deviceclass", args=["mig", dc.name]), {"sort": "-node_name"})
+    nodes = [d.node_name for d in resp.context["devices"]]
+    assert resp.status_code == 200 and nodes == sorted(nodes, reverse=True)

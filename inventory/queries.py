@@ -342,7 +342,7 @@ def dra_states(cluster: Cluster, nodes: Collection[str] | None = None, health: b
         # Health reports are about held devices; only pods that carry one are parsed (the
         # test on the text, not in SQL: SQLite would scan every pod's text before the node's).
         _records_of(pods, marker='"allocatedResourcesStatus"') if claim_records and health else (),
-        nodes=nodes, cel_selects=_rule_cel(cluster, rules),
+        nodes=nodes, cel_selects=rule_cel(cluster, rules),
     )
 
 
@@ -360,7 +360,7 @@ def _cluster_dra_states(cluster: Cluster, health: bool) -> dict[str, Any]:
     claims = [c for c in recs["ResourceClaim"] if c.allocated]
     rules = recs["DeviceTaintRule"]
     pods = [p for p in recs["Pod"] if any(cs.allocated_resources_status for cs in p.container_states)] if health else []
-    return capacity.node_states(recs["ResourceSlice"], claims, rules, pods, cel_selects=_rule_cel(cluster, rules))
+    return capacity.node_states(recs["ResourceSlice"], claims, rules, pods, cel_selects=rule_cel(cluster, rules))
 
 
 _DRA_KINDS = ("ResourceSlice", "ResourceClaim", "DeviceTaintRule", "Pod")
@@ -375,7 +375,7 @@ def _kept_records(cluster: Cluster) -> dict[str, list[Any]] | None:
     return None if sync is None else sync.held_records(cluster, _DRA_KINDS)
 
 
-def _rule_cel(cluster: Cluster, rules: list[Any]) -> Any:
+def rule_cel(cluster: Cluster, rules: list[Any]) -> Any:
     """For DeviceTaintRules with CEL selectors or a DeviceClass (v1alpha3): a test of one
     device against them (``inventory.cel``: every selector true, and the class's selectors
     when one is named; an unknown class selects nothing). None when no rule needs one."""

@@ -241,6 +241,9 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
             )
             read.changed = changed
             failed_analyses = (after_read(cluster, read) if after_read is not None else None) or []
+            # With the model the analyses made (a sync without them leaves the device-row counts).
+            if read.model.model is not None and read.changes.touches(COUNTER_KINDS):
+                counter_node_summaries(cluster, read.model.model)
             if read.skipped:  # after the hooks: telemetry adds the malformed scrape lines it skipped
                 counts["skipped"] = dict(read.skipped)
             problems = [*errors, *(f"analysis failed: {a}" for a in failed_analyses)]
@@ -273,6 +276,34 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
         except Exception:  # a cache outage must not fail a sync that stored its data
             log.exception("warming the overview of %s failed", cluster.name)
     return run
+
+
+COUNTER_KINDS = frozenset({"ResourceSlice", "ResourceClaim", "DeviceTaintRule"})
+
+
+def counter_node_summaries(cluster: Cluster, model: ClusterModel) -> int:
+    """``free_count`` and ``mig_count`` of the nodes whose devices draw on shared counters
+    (NVIDIA's dynamic MIG publishes every possible placement): what ``capacity`` says can be
+    allocated now and the MIG instances that exist, not every placement the device rows list
+    (``reconcile.refresh_node_summaries`` counts those). Returns the rows written."""
+    from . import capacity
+    from .bulk import update_rows
+    from .models import Node
+
+    slices = list(model.of_kinds(["ResourceSlice"]))
+    names = {s.node_name for s in slices if s.node_name and any(d.consumes_counters for d in s.devices)}
+    if not names:
+        return 0
+    claims = [c for c in model.of_kinds(["ResourceClaim"]) if c.allocated]
+    rules = list(model.of_kinds(["DeviceTaintRule"]))
+    states = capacity.node_states(slices, claims, rules, (), nodes=names, cel_selects=queries.rule_cel(cluster, rules))
+    rows = []
+    for pk, name, free, mig in Node.objects.filter(cluster=cluster, name__in=sorted(names)).values_list(
+            "pk", "name", "free_count", "mig_count"):
+        st = states.get(name)
+        if st is not None and (free, mig) != (want := (st.free_count(), len(st.instances()))):
+            rows.append((pk, {"free_count": want[0], "mig_count": want[1]}))
+    return update_rows(Node, ["free_count", "mig_count"], rows)
 
 
 def _finish(cluster: Cluster, run: SyncRun, t0: float, changed: bool) -> None:

@@ -57,13 +57,17 @@ def bucket_of(uid: str) -> int:
 @cache
 def fingerprint() -> str:
     """SHA-256 (hex) of the parse layer's source (``inventory/records``, ``normalize.py``,
-    ``kube.py``) and msgspec's version: records made by other parsing code never load."""
+    ``kube.py``) and msgspec's version: records made by other parsing code never load. Empty
+    when the sources cannot be read."""
     here = Path(__file__).resolve().parent
     files = [*sorted((here / "records").glob("*.py")), here / "normalize.py", here / "kube.py"]
     h = hashlib.sha256(msgspec.__version__.encode())
-    for f in files:
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
+    try:
+        for f in files:
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    except OSError:  # installed without its sources: no fingerprint, so no stored model is trusted
+        return ""
     return h.hexdigest()
 
 

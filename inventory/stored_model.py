@@ -43,7 +43,8 @@ def _valid(cluster_pk: int, basis: Any, check_count: bool = True) -> bool:
     that has already written its changes asks without it)."""
     marker = (ModelChunk.objects.filter(cluster_id=cluster_pk, kind=MARKER)
               .values_list("basis", "fingerprint", "count").first())
-    return (marker is not None and basis is not None and marker[:2] == (basis, codec.fingerprint())
+    return (marker is not None and basis is not None and codec.fingerprint() != ""
+            and marker[:2] == (basis, codec.fingerprint())
             and (not check_count or marker[2] == _stored_count(cluster_pk)))
 
 

@@ -111,6 +111,8 @@ def test_stored_records_of_another_state_or_other_parsing_code_are_not_read(tmp_
     assert _stored(cluster) is not None
     monkeypatch.setattr(model_codec, "fingerprint", lambda: "other parsing code")
     assert _stored(cluster) is None
+    monkeypatch.setattr(model_codec, "fingerprint", lambda: "")  # sources unreadable: nothing is trusted
+    assert _stored(cluster) is None
     monkeypatch.undo()
     # Another writer changed the objects and said so: the chunks describe an older state.
     Pod.objects.filter(cluster=cluster).order_by("pk").first().delete()

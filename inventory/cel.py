@@ -361,6 +361,10 @@ def _evaluate_one(device: Device, expr: str, activation: Any) -> tuple[bool, str
         )) from None
     except RecursionError:
         raise _spend(expr, SelectorError(f"CEL selector nests too deeply to evaluate: {_show(expr)}")) from None
+    except (LookupError, AttributeError) as exc:
+        # celpy fails inside its own error reporting on some odd syntax trees (an empty stack
+        # while it prints the expression): a runtime error of this expression, not of the sync.
+        return False, f"CEL evaluation failed: {type(exc).__name__}: {str(exc)[:200]}"
 
 
 def evaluate_device(device: Device, expressions: Sequence[str]) -> MatchResult:

@@ -7,7 +7,9 @@ GPUs, ledger rows, device values), never one per claim.
 Where each time comes from (docs/chargeback.md):
 - start: ``status.allocation.allocationTimestamp`` (``ResourceClaim.allocated_at``), else the
   ledger's first sighting, else the claim's creation;
-- end of a holding the syncs no longer see: the ledger's ``last_seen`` (last seen allocated);
+- end of a holding the syncs no longer see: the ledger's ``end`` (last seen allocated); an
+  open ledger row the claims no longer hold ends at the cluster's latest ledger sighting
+  (``LedgerSighting``: open rows are held until it);
 - end of a holding held now: the window's end for a cluster read live; for a snapshot
   cluster its snapshot time (nothing is known after it).
 """
@@ -15,7 +17,7 @@ Where each time comes from (docs/chargeback.md):
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -31,7 +33,7 @@ from inventory.models import AllocationResult, ClaimState, Cluster, Device, Devi
 from inventory.records import parse_object
 
 from . import chargeback as cb
-from .ledger.models import ChargebackHolding
+from .ledger.models import ChargebackHolding, LedgerSighting, seen_until
 
 log = logging.getLogger(__name__)
 
@@ -54,13 +56,26 @@ def ledger_now(cluster: Cluster, model: Any = None) -> datetime:
     return timezone.now()
 
 
-def _consumed_by_result(cluster: Cluster) -> dict[tuple[int, tuple[str, str, str]], tuple[tuple[str, str], ...]]:
-    """(claim pk, device key) -> ``consumedCapacity`` of the held claims whose stored object
-    mentions it (a text match narrows the rows; the parse layer reads the field)."""
-    rows = (
-        ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
-        .annotate(raw_text=Cast("raw", TextField())).filter(raw_text__contains=_CONSUMED).only("pk", "raw")
-    )
+#: Values per ``__in`` filter (SQLite's bound-parameter limit is far above it).
+_CHUNK = 500
+
+
+def _chunks(values: Collection[Any]) -> Iterable[list[Any]]:
+    ordered = sorted(values)
+    for i in range(0, len(ordered), _CHUNK):
+        yield ordered[i:i + _CHUNK]
+
+
+def _consumed_by_result(cluster: Cluster, pks: Collection[int] | None = None) -> dict[tuple[int, tuple[str, str, str]], tuple[tuple[str, str], ...]]:
+    """(claim pk, device key) -> ``consumedCapacity`` of the held claims (of ``pks``, None:
+    all) whose stored object mentions it (a text match narrows the rows; the parse layer
+    reads the field)."""
+    qs = ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
+    parts = [qs] if pks is None else [qs.filter(pk__in=chunk) for chunk in _chunks(pks)]
+    rows = [
+        c for part in parts
+        for c in part.annotate(raw_text=Cast("raw", TextField())).filter(raw_text__contains=_CONSUMED).only("pk", "raw")
+    ]  # fmt: skip
     out = {}
     for c in rows:
         try:
@@ -73,22 +88,34 @@ def _consumed_by_result(cluster: Cluster) -> dict[tuple[int, tuple[str, str, str
     return out
 
 
-def current_holdings(cluster: Cluster) -> tuple[list[cb.Holding], int, dict[tuple[str, str, str], int]]:
-    """What the claims stored now hold (start = ``allocated_at``, else creation; end None).
+def current_holdings(cluster: Cluster, claim_uids: Collection[str] | None = None) -> tuple[list[cb.Holding], int, dict[tuple[str, str, str], int]]:
+    """What the claims stored now hold (start = ``allocated_at``, else creation; end None);
+    only the claims of ``claim_uids`` (``ResourceClaim.uid``) when given, else all.
 
     Returns (holdings, allocation results not counted, device key -> ``Device`` pk). At most
-    six queries, however many claims: held claims, their results with devices, results
-    naming no stored device, the claims with a ``consumedCapacity`` (parsed), those devices'
-    capacities, parent GPUs' memory (only for MIG devices the profile tables do not know).
+    six queries for all claims, however many (per 500 claims of ``claim_uids``): held
+    claims, their results with devices, results naming no stored device, the claims with a
+    ``consumedCapacity`` (parsed), those devices' capacities, parent GPUs' memory (only for
+    MIG devices the profile tables do not know).
     """
-    claims = {
-        pk: rest for pk, *rest in ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
-        .values_list("pk", "uid", "name", "namespace", "allocated_at", "created")
-    }  # fmt: skip
-    held = AllocationResult.objects.filter(cluster=cluster, claim__cluster=cluster, claim__state__in=HELD_STATES)
-    results = list(held.filter(device__isnull=False).values_list(*_RESULT_FIELDS).order_by("claim_id", "pk"))
-    unresolved = held.filter(device__isnull=True).count()
-    consumed = _consumed_by_result(cluster) if results else {}
+    held_claims = ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
+    if claim_uids is None:
+        claims = {pk: rest for pk, *rest in held_claims.values_list("pk", "uid", "name", "namespace", "allocated_at", "created")}
+        held = AllocationResult.objects.filter(cluster=cluster, claim__cluster=cluster, claim__state__in=HELD_STATES)
+        results = list(held.filter(device__isnull=False).values_list(*_RESULT_FIELDS).order_by("claim_id", "pk"))
+        unresolved = held.filter(device__isnull=True).count()
+    else:
+        claims = {
+            pk: rest for chunk in _chunks(claim_uids) for pk, *rest in held_claims.filter(uid__in=chunk)
+            .values_list("pk", "uid", "name", "namespace", "allocated_at", "created")
+        }  # fmt: skip
+        results, unresolved = [], 0
+        for chunk in _chunks(claims):
+            held = AllocationResult.objects.filter(cluster=cluster, claim_id__in=chunk)
+            results += held.filter(device__isnull=False).values_list(*_RESULT_FIELDS).order_by("claim_id", "pk")
+            unresolved += held.filter(device__isnull=True).count()
+        results.sort(key=lambda r: r[0])  # by claim, each claim's results in their stored order
+    consumed = (_consumed_by_result(cluster) if claim_uids is None else _consumed_by_result(cluster, claims)) if results else {}
     capacities: dict[int, dict[str, str]] = {}
     shared_pks = {r[1] for r in results if (r[0], (r[2], r[3], r[4])) in consumed}
     if shared_pks:
@@ -103,8 +130,12 @@ def current_holdings(cluster: Cluster) -> tuple[list[cb.Holding], int, dict[tupl
             )  # fmt: skip
     parent_memory: dict[str, int | None] = {}
     if any(cb.needs_parent_memory(d) for d in devices.values()):
-        parent_memory = dict(Device.objects.filter(cluster=cluster, type=DeviceType.GPU).exclude(uuid="")
-                             .values_list("uuid", "memory_bytes"))
+        gpus = Device.objects.filter(cluster=cluster, type=DeviceType.GPU).exclude(uuid="")
+        if claim_uids is None:
+            parent_memory = dict(gpus.values_list("uuid", "memory_bytes"))
+        else:  # only the parents of these claims' MIG devices
+            wanted = {d.parent_uuid for d in devices.values() if d.parent_uuid and cb.needs_parent_memory(d)}
+            parent_memory = {u: m for chunk in _chunks(wanted) for u, m in gpus.filter(uuid__in=chunk).values_list("uuid", "memory_bytes")}
     out: list[cb.Holding] = []
     skipped = unresolved
     for r in results:
@@ -128,23 +159,87 @@ def _key(claim_uid: str, device: tuple[str, str, str]) -> tuple[str, str, str, s
     return (claim_uid, *device)
 
 
-def record_holdings(cluster: Cluster, now: datetime) -> dict[str, int]:
+def ledger_sighting(cluster: Cluster) -> datetime | None:
+    """The cluster's latest ledger sighting (``LedgerSighting.at``): every open ledger row was
+    seen held then. None when no sync recorded the ledger yet. One query."""
+    return LedgerSighting.objects.filter(cluster=cluster).values_list("at", flat=True).first()
+
+
+def changed_claims(cluster: Cluster, changes: Any, model: Any = None) -> set[str] | None:
+    """The claims (``ResourceClaim.uid``) whose holdings one sync may have moved, from its
+    change set (``inventory.changes.ChangeSet``) and the held model (``ClusterModel``, for
+    the pools of the ResourceSlices it created or updated); None when that cannot be told
+    (the change set is incomplete, or a changed slice is not in the model): every claim.
+
+    They are the claims created, updated or deleted, and when slices changed: the claims
+    whose allocation results name a device of a changed slice's pool, those with an open
+    ledger row on such a pool, and those with a result naming no stored device (a deleted
+    slice's devices are gone: their results no longer resolve). A few indexed queries,
+    none when no slice changed."""
+    if changes is None or changes.incomplete:
+        return None
+    uids = set(changes.uids("ResourceClaim"))
+    put = changes.created.get("ResourceSlice", set()) | changes.updated.get("ResourceSlice", set())
+    if not put and not changes.deleted.get("ResourceSlice"):
+        return uids
+    slices = model.records.get("ResourceSlice", {}) if model is not None else {}
+    pools: set[tuple[str, str]] = set()
+    for uid in put:
+        record = slices.get(uid)
+        if record is None:
+            return None
+        pools.add((record.driver, record.pool))
+    results = AllocationResult.objects.filter(cluster=cluster)
+    for chunk in _chunks({p for _, p in pools}):
+        drivers = {d for d, _ in pools}
+        uids.update(u for d, p, u in results.filter(driver__in=drivers, pool__in=chunk)
+                    .values_list("driver", "pool", "claim__uid") if (d, p) in pools)  # fmt: skip
+        uids.update(u for d, p, u in ChargebackHolding.objects.filter(cluster=cluster, end__isnull=True, pool__in=chunk)
+                    .values_list("driver", "pool", "claim_uid") if (d, p) in pools)  # fmt: skip
+    uids.update(results.filter(device__isnull=True).values_list("claim__uid", flat=True))
+    return uids
+
+
+def ledger_claims_for(cluster: Cluster, read: Any, model: Any = None) -> set[str] | None:
+    """What ``record_holdings`` must look at after the sync ``read`` (an
+    ``inventory.sync`` read: ``changes``, ``analyses_forced``): None (every claim) when the
+    analyses are forced, the change set is missing or incomplete, or the cluster's ledger
+    was never recorded; else ``changed_claims``."""
+    if getattr(read, "analyses_forced", True) or ledger_sighting(cluster) is None:
+        return None
+    return changed_claims(cluster, getattr(read, "changes", None), model)
+
+
+def record_holdings(cluster: Cluster, now: datetime, claims: Collection[str] | None = None) -> dict[str, int]:
     """Bring the ledger up to what the cluster's claims hold at ``now``: a row for each new
-    holding, ``last_seen = now`` for those still held, ``end = last_seen`` for those no longer
-    seen. Returns {opened, closed, held}. A fixed number of statements (batches of 1,000 for
-    inserts and closings)."""
-    held, _, _ = current_holdings(cluster)
-    open_rows = {
-        _key(r[1], (r[2], r[3], r[4])): r[0]
-        for r in ChargebackHolding.objects.filter(cluster=cluster, end__isnull=True)
-        .values_list("pk", "claim_uid", "driver", "pool", "device_name")
-    }  # fmt: skip
+    holding, ``end`` = the previous sighting (the last time it was seen allocated) for those
+    no longer held, and the cluster's sighting moved to ``now`` (the open rows are held
+    until it: no write per row). ``claims``: the claim uids that may have changed
+    (``changed_claims``); the others' rows stand. None: every claim (a full recompute).
+
+    Returns {opened, closed, held (holdings of the claims looked at), full (1 for a full
+    recompute)}. A fixed number of statements for a full recompute (batches of 1,000 for
+    inserts and closings); per 500 claims of ``claims``."""
+    previous = ledger_sighting(cluster)
+    open_rows: dict[tuple[str, str, str, str], int] = {}
+    held: list[cb.Holding] = []
+    if claims is None or claims:
+        held, _, _ = current_holdings(cluster, claims)
+        rows = ChargebackHolding.objects.filter(cluster=cluster, end__isnull=True)
+        for part in [rows] if claims is None else [rows.filter(claim_uid__in=chunk) for chunk in _chunks(claims)]:
+            open_rows.update({
+                _key(r[1], (r[2], r[3], r[4])): r[0]
+                for r in part.values_list("pk", "claim_uid", "driver", "pool", "device_name")
+            })  # fmt: skip
     current = {_key(h.claim_uid, h.device): h for h in held}
     gone = [pk for k, pk in open_rows.items() if k not in current]
+    # Open rows were held until the previous sighting (before the sighting existed, each
+    # row's own last_seen was that time).
+    closing = {"end": previous, "last_seen": previous} if previous is not None else {"end": F("last_seen")}
     for i in range(0, len(gone), 1000):
-        ChargebackHolding.objects.filter(pk__in=gone[i:i + 1000]).update(end=F("last_seen"))
-    # Every row still open now is held (the gone ones were just closed).
-    ChargebackHolding.objects.filter(cluster=cluster, end__isnull=True).update(last_seen=now)
+        ChargebackHolding.objects.filter(pk__in=gone[i:i + 1000]).update(**closing)
+    if not LedgerSighting.objects.filter(cluster=cluster).update(at=now):
+        LedgerSighting.objects.create(cluster=cluster, at=now)
     new = [
         ChargebackHolding(
             cluster=cluster, claim_uid=h.claim_uid, namespace=h.namespace, claim_name=h.claim, driver=h.device[0],
@@ -154,17 +249,21 @@ def record_holdings(cluster: Cluster, now: datetime) -> dict[str, int]:
         for k, h in current.items() if k not in open_rows
     ]  # fmt: skip
     ChargebackHolding.objects.bulk_create(new, batch_size=1000)
-    return {"opened": len(new), "closed": len(gone), "held": len(current)}
+    return {"opened": len(new), "closed": len(gone), "held": len(current), "full": int(claims is None)}
 
 
 def as_of(cluster: Cluster) -> datetime:
     """Until when a cluster's data says anything: the clock for a live cluster; for a
-    snapshot its latest ledger sighting, else its newest allocation or creation time."""
+    snapshot its latest ledger sighting (the latest time a ledger row was seen held: a closed
+    row's ``last_seen``, the cluster's sighting while any row is open), else its newest
+    allocation or creation time."""
     if cluster.source_kind != SourceKind.SNAPSHOT:
         return timezone.now()
-    seen = ChargebackHolding.objects.filter(cluster=cluster).aggregate(m=Max("last_seen"))["m"]
+    agg = ChargebackHolding.objects.filter(cluster=cluster).aggregate(
+        closed=Max("last_seen", filter=Q(end__isnull=False)), open=Max("last_seen", filter=Q(end__isnull=True)))
+    seen = [t for t in (agg["closed"], agg["open"] and seen_until(None, agg["open"], ledger_sighting(cluster))) if t]
     if seen:
-        return seen
+        return max(seen)
     agg = ResourceClaim.objects.filter(cluster=cluster).aggregate(a=Max("allocated_at"), c=Max("created"))
     found = [t for t in (agg["a"], agg["c"]) if t]
     return max(found) if found else timezone.now()
@@ -172,7 +271,8 @@ def as_of(cluster: Cluster) -> datetime:
 
 def cluster_holdings(cluster: Cluster, since: datetime, until: datetime) -> tuple[list[cb.Holding], int, dict[tuple[str, str, str], int]]:
     """Holdings of ``cluster`` that may overlap [since, until): the ledger's ended ones, its
-    open ones no claim holds any more (ended at ``last_seen``) and what claims hold now
+    open ones no claim holds any more (ended at the cluster's latest ledger sighting, until
+    which open rows were held) and what claims hold now
     (start from ``allocated_at``, else the ledger's first sighting; a snapshot cluster's end
     at its snapshot time)."""
     held, skipped, pks = current_holdings(cluster)
@@ -183,6 +283,7 @@ def cluster_holdings(cluster: Cluster, since: datetime, until: datetime) -> tupl
     current = {_key(h.claim_uid, h.device): h for h in held}
     first_seen: dict[tuple[str, str, str, str], datetime] = {}
     snapshot_end = as_of(cluster) if cluster.source_kind == SourceKind.SNAPSHOT else None
+    sighting = ledger_sighting(cluster)
     out: list[cb.Holding] = []
     for uid, ns, name, driver, pool, dev, product, kind, share, start, last_seen, end in rows.values_list(
         "claim_uid", "namespace", "claim_name", "driver", "pool", "device_name", "product", "kind",
@@ -195,7 +296,8 @@ def cluster_holdings(cluster: Cluster, since: datetime, until: datetime) -> tupl
             continue
         out.append(cb.Holding(
             cluster=cluster.name, namespace=ns, claim=name, claim_uid=uid, device=(driver, pool, dev),
-            product=product or cb.UNKNOWN_PRODUCT, kind=kind, share=share, start=start, end=end or last_seen,
+            product=product or cb.UNKNOWN_PRODUCT, kind=kind, share=share, start=start,
+            end=end or seen_until(end, last_seen, sighting),
         ))  # fmt: skip
     for key, h in current.items():
         out.append(replace(h, start=h.start or first_seen.get(key), end=snapshot_end))

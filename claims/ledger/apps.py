@@ -1,5 +1,5 @@
 """Chargeback ledger app: after each sync that touched claims or slices, record which device
-each claim holds (``claims.chargeback_data.record_holdings``)."""
+each claim holds (``claims.chargeback_data.record_holdings``), from what the sync changed."""
 
 from __future__ import annotations
 
@@ -15,9 +15,13 @@ class LedgerConfig(AppConfig):
     analysis_kinds = frozenset({"ResourceClaim", "ResourceSlice"})
 
     def after_sync(self, cluster, read) -> list[str]:
-        """Called by ``inventory.tasks.after_read_hooks`` inside the sync's transaction."""
-        from claims.chargeback_data import ledger_now, record_holdings
+        """Called by ``inventory.tasks.after_read_hooks`` inside the sync's transaction. Only
+        the claims the sync's change set names (and those on its changed slices' devices)
+        open or close rows; every claim when the analyses are forced, the change set is
+        incomplete or the ledger was never recorded (``ledger_claims_for``)."""
+        from claims.chargeback_data import ledger_claims_for, ledger_now, record_holdings
 
-        model = getattr(read, "model", None)
-        record_holdings(cluster, ledger_now(cluster, model() if model is not None else None))
+        model_of = getattr(read, "model", None)
+        model = model_of() if model_of is not None else None
+        record_holdings(cluster, ledger_now(cluster, model), ledger_claims_for(cluster, read, model))
         return []

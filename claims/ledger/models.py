@@ -13,10 +13,14 @@ class ChargebackHolding(models.Model):
 
     ``start``: ``status.allocation.allocationTimestamp`` (else the claim's creation, else the
     first sync that saw it).
-    ``last_seen``: the latest sync that saw the claim hold the device. ``end``: None while
-    held; when a sync no longer sees it (claim deleted or deallocated, another device) it is
-    ``last_seen``: the last time it was seen allocated. ``share``: whole-GPU equivalents
-    (``claims.chargeback.device_share``), ``kind`` gpu/mig/shared. Rows outlive the claim.
+    ``end``: None while held: an open row is held until the cluster's latest ledger sighting
+    (``LedgerSighting.at``), which the syncs move once per cluster, not once per row. When a
+    sync no longer sees it (claim deleted or deallocated, another device) ``end`` and
+    ``last_seen`` become that sighting's time before this sync: the last time it was seen
+    allocated. ``last_seen`` of an open row is the sync that opened it (not kept current);
+    read ``seen_until`` for the time a row was last seen held.
+    ``share``: whole-GPU equivalents (``claims.chargeback.device_share``), ``kind``
+    gpu/mig/shared. Rows outlive the claim.
     """
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="chargeback_holdings")
@@ -37,6 +41,8 @@ class ChargebackHolding(models.Model):
         indexes = [
             models.Index(fields=["cluster", "end"], name="chargeback_cluster_end"),
             models.Index(fields=["cluster", "start"], name="chargeback_cluster_start"),
+            # The open rows on the devices of a changed ResourceSlice's pool.
+            models.Index(fields=["cluster", "pool"], condition=Q(end__isnull=True), name="chargeback_open_pool"),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -47,3 +53,25 @@ class ChargebackHolding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.claim_name} {self.driver}/{self.pool}/{self.device_name}"
+
+
+class LedgerSighting(models.Model):
+    """The latest sync that recorded a cluster's ledger (``at``: its ``ledger_now``): every
+    open ``ChargebackHolding`` of the cluster was seen held then. One row per cluster, moved
+    by each sync that runs the ledger hook; no row: nothing recorded yet (the next sync
+    recomputes the ledger from every claim)."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="chargeback_sighting")
+    at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id} seen {self.at.isoformat()}"
+
+
+def seen_until(row_end, row_last_seen, sighting):
+    """When a ledger row was last seen held: ``last_seen`` of a closed row (``end`` set), the
+    cluster's sighting (``LedgerSighting.at``, None: none recorded) of an open one, else its
+    own ``last_seen``."""
+    if row_end is not None or sighting is None:
+        return row_last_seen
+    return sighting

@@ -7,13 +7,14 @@ every device to render a summary.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import defaultdict
 from collections.abc import Collection
 from typing import Any
 
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Sum
 
-from . import mig
+from . import mig, summaries
 from .kube import GPU_DRIVER
 from .models import Cluster, Device, DeviceType, Node
 
@@ -66,9 +67,11 @@ def with_dra_counts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def device_aggregates(cluster: Cluster | None, clusters: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """``products``, ``profiles`` and ``other_drivers`` of ``cluster`` (all clusters: None),
-    cached until a sync of the clusters shown changes their data (``data_changed_at``): at
-    5,000 nodes they scan ~90,000 devices. ``clusters``: ``cluster_rows()`` if known."""
+    """``products``, ``profiles`` and ``other_drivers`` of ``cluster`` (all clusters: None)
+    (``summaries.overview_counts``), cached until a sync of the clusters shown changes their
+    data (``data_changed_at``). Made from each cluster's per-pool device counts and DRA
+    summary, which a worker keeps current as it syncs (``warm_overview``); a process holding
+    none reads every device once. ``clusters``: ``cluster_rows()`` if known."""
     from django.core.cache import cache
 
     rows = clusters if clusters is not None else cluster_rows()
@@ -76,25 +79,19 @@ def device_aggregates(cluster: Cluster | None, clusters: list[dict[str, Any]] | 
     key = "overview:" + hashlib.sha256(f"{cluster.pk if cluster else '*'}|{stamp}".encode()).hexdigest()
     found = cache.get(key)
     if found is None:
-        found = {"products": gpus_by_product(cluster), "profiles": mig_by_profile(cluster), "other_drivers": other_drivers(cluster)}
+        found = _overview_counts(cluster, rows)
         cache.set(key, found, 3600)
     return found
 
 
-def warm_overview(cluster: Cluster) -> None:
-    """Compute the overview aggregates a sync of ``cluster`` just made stale (its own and the
-    all-clusters one), so the first page view after a sync does not pay for them."""
-    rows = cluster_rows()
-    device_aggregates(cluster, rows)
-    device_aggregates(None, rows)
-
-
-def _with_allocated(devs: QuerySet) -> QuerySet:
-    """Annotate ``held``: some allocation result names the device (an indexed EXISTS, cheaper
-    than joining every allocation and counting distinct devices)."""
-    from .models import AllocationResult
-
-    return devs.annotate(held=Exists(AllocationResult.objects.filter(device_id=OuterRef("pk"))))
+def _overview_counts(cluster: Cluster | None, rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    shown = [r["cluster"] for r in (rows if rows is not None else cluster_rows()) if cluster in (None, r["cluster"])]
+    if cluster is not None and not shown:
+        shown = [cluster]
+    dra = [cluster_dra_summary(c) for c in shown]
+    totals = [_device_totals(c)[1] for c in shown]
+    with _held_lock:  # no sync changes the kept totals while they are read
+        return summaries.overview_counts(totals, dra)
 
 
 def gpus_by_product(cluster: Cluster | None) -> list[dict[str, Any]]:
@@ -104,79 +101,169 @@ def gpus_by_product(cluster: Cluster | None) -> list[dict[str, Any]]:
     A parentUUID that is also a whole GPU's uuid (NVIDIA's dynamic MIG publishes the GPU and
     every possible placement on it) is that GPU, not another one; possible placements that no
     claim holds are not MIG instances (``cluster_dra_summary``)."""
-    devs = _with_allocated(scoped(Device.objects.filter(driver=GPU_DRIVER), cluster))
-    whole = {
-        r["product_name"]: r
-        for r in devs.filter(type=DeviceType.GPU).values("product_name").annotate(
-            n=Count("pk"), allocated=Count("pk", filter=Q(held=True)), memory=Max("memory_bytes"),
-        )
-    }  # fmt: skip
-    whole_uuids = scoped(Device.objects.filter(driver=GPU_DRIVER, type=DeviceType.GPU), cluster).exclude(uuid="").values("uuid")
-    parents = {
-        r["product_name"]: r["n"]
-        for r in devs.filter(type=DeviceType.MIG).exclude(parent_uuid__in=whole_uuids).values("product_name").annotate(
-            n=Count("parent_uuid", distinct=True))
-    }  # fmt: skip
-    parted = {
-        r["product_name"]: r
-        for r in devs.filter(type=DeviceType.MIG).values("product_name").annotate(
-            instances=Count("pk"), allocated=Count("pk", filter=Q(held=True)),
-        )
-    }  # fmt: skip
-    possible = _unheld_placements(cluster)
-    out = []
-    for product in sorted(set(whole) | set(parted), key=lambda p: p or ""):
-        w, p = whole.get(product, {}), parted.get(product, {})
-        out.append({
-            "product": product or "(unknown)",
-            "whole": w.get("n", 0), "whole_allocated": w.get("allocated", 0), "memory_bytes": w.get("memory"),
-            "mig_parents": parents.get(product, 0),
-            "mig_instances": p.get("instances", 0) - sum(n for (prod, _), n in possible.items() if prod == product),
-            "mig_allocated": p.get("allocated", 0),
-            "total": w.get("n", 0) + parents.get(product, 0),
-        })  # fmt: skip
-    return out
-
-
-def _unheld_placements(cluster: Cluster | None) -> dict[tuple[str, str], int]:
-    """(product, profile) -> MIG devices drawing on shared counters that no claim holds."""
-    clusters = [cluster] if cluster else list(Cluster.objects.all())
-    out: dict[tuple[str, str], int] = defaultdict(int)
-    for c in clusters:
-        for k, n in cluster_dra_summary(c)["unheld_placements"].items():
-            out[k] += n
-    return out
+    return _overview_counts(cluster)["products"]
 
 
 def mig_by_profile(cluster: Cluster | None) -> list[dict[str, Any]]:
     """MIG instances by (product, profile): total, allocated, free. Under dynamic MIG the
     possible placements are not instances: ``total`` counts the held ones, and ``free`` is
     what can still be allocated (``allocatable_now_by_profile`` summed over the nodes)."""
-    devs = _with_allocated(scoped(Device.objects.filter(driver=GPU_DRIVER, type=DeviceType.MIG), cluster))
-    rows = devs.values("product_name", "profile").annotate(
-        total=Count("pk"), allocated=Count("pk", filter=Q(held=True))
-    ).order_by("product_name", "profile")
-    possible = _unheld_placements(cluster)
-    allocatable: dict[str, int] = defaultdict(int)
-    for c in [cluster] if cluster else list(Cluster.objects.all()):
-        for per_node in cluster_dra_summary(c)["allocatable"].values():
-            for profile, n in per_node.items():
-                allocatable[profile] += n
-    out = []
-    for r in rows:
-        unheld = possible.get((r["product_name"], r["profile"]), 0)
-        if unheld:
-            out.append({**r, "total": r["total"] - unheld, "free": allocatable.get(r["profile"], 0), "placements": unheld})
-        else:
-            out.append({**r, "free": r["total"] - r["allocated"]})
-    return out
+    return _overview_counts(cluster)["profiles"]
 
 
 def other_drivers(cluster: Cluster | None) -> list[dict[str, Any]]:
-    devs = scoped(Device.objects.exclude(driver=GPU_DRIVER), cluster)
-    return list(devs.values("driver").annotate(
-        devices=Count("pk", distinct=True), allocated=Count("pk", filter=Q(allocations__isnull=False), distinct=True),
-        nodes=Count("node_name", distinct=True)).order_by("driver"))  # fmt: skip
+    """Devices of drivers other than gpu.nvidia.com: per driver devices, allocated, nodes."""
+    return _overview_counts(cluster)["other_drivers"]
+
+
+# What this process keeps of the clusters, each entry for one state of its cluster (its
+# ``data_changed_at``): cluster pk -> (that state, per-pool device counts and their sums),
+# and, in a process that syncs the cluster, cluster pk -> (that state, its DRA summaries). A sync moves them on
+# to its own state by what it changed (``warm_overview``); an entry of another state is
+# never read. Under the lock: threads of one worker may sync different clusters at once.
+_pools: dict[int, tuple[Any, dict[summaries.PoolKey, summaries.PoolDevices], summaries.DeviceTotals]] = {}
+_dra: dict[int, tuple[Any, summaries.DraSummaries]] = {}
+_held_lock = threading.RLock()
+# The kinds whose changes move the DRA summaries node by node; a DeviceTaintRule or a
+# DeviceClass (the CEL of a rule naming it) may reach any device: everything is recomputed.
+_PER_NODE_KINDS = ("ResourceSlice", "ResourceClaim")
+_RECOMPUTE_ALL_KINDS = ("DeviceTaintRule", "DeviceClass")
+
+
+def forget_overview() -> None:
+    """Drop what this process keeps of every cluster's overview (tests; a fresh start)."""
+    with _held_lock:
+        _pools.clear()
+        _dra.clear()
+
+
+def warm_overview(cluster: Cluster, read: Any = None) -> None:
+    """After a sync of ``cluster`` that changed its data: move the kept DRA summaries and
+    per-pool device counts on by what ``read`` (the sync's ``ReadResult``: its ``changes``
+    and the model after it, ``read.model``) changed, then cache the overview aggregates the
+    sync made stale (its own and the all-clusters one) and its DRA summary, so the first page
+    view after a sync does not pay for them. Without ``read``, a change set with errors, a
+    DeviceTaintRule or DeviceClass change, or nothing kept of the state before the sync:
+    everything is recomputed."""
+    from django.core.cache import cache
+
+    follow_changes(cluster, read)
+    rows = cluster_rows()
+    device_aggregates(cluster, rows)
+    device_aggregates(None, rows)
+    key = _dra_key(cluster)
+    if cache.get(key) is None:
+        cache.set(key, cluster_dra_summary(cluster), 3600)
+
+
+def follow_changes(cluster: Cluster, read: Any = None) -> str:
+    """Bring what this process keeps of ``cluster`` to its stored state (see
+    ``warm_overview``). Returns how: ``"changes"`` (only the nodes and pools the change set
+    reaches were recomputed) or ``"all"``."""
+    state = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+    after = getattr(read, "model", None)
+    model = getattr(after, "model", None)
+    changes = getattr(read, "changes", None)
+    with _held_lock:  # taken out while they change: no other thread reads them half-changed
+        held = _dra.pop(cluster.pk, None)
+        pools = _pools.pop(cluster.pk, None)
+        if (
+            held is not None and model is not None and changes is not None and held[0] == getattr(after, "basis", None)
+            and not changes.touches(_RECOMPUTE_ALL_KINDS)
+            and (changed := _changed_records(model, changes)) is not None
+        ):  # fmt: skip
+            dra = held[1]
+            touched, _ = dra.apply(*changed)
+            if pools is not None and pools[0] == held[0]:
+                _, counts, totals = pools
+                fresh = _pool_device_rows(cluster, touched)
+                for k in touched:
+                    totals.replace(counts.pop(k, None), fresh.get(k))
+                counts.update(fresh)
+                pools = (state, counts, totals)
+            elif pools is not None and pools[0] != state:
+                pools = None
+            if pools is not None:
+                _dra[cluster.pk] = (state, dra)
+                _pools[cluster.pk] = pools
+                return "changes"
+    # Everything anew: new objects, made outside the lock.
+    if model is None:
+        from .exports import load_model
+
+        model = load_model(cluster)
+    rules = list(model.records.get("DeviceTaintRule", {}).values())
+    dra = summaries.DraSummaries.build(
+        dict(model.records.get("ResourceSlice", {})), dict(model.records.get("ResourceClaim", {})),
+        rules, rule_cel(cluster, rules),
+    )
+    counts = _pool_device_rows(cluster, None)
+    with _held_lock:
+        _dra[cluster.pk] = (state, dra)
+        _pools[cluster.pk] = (state, counts, summaries.DeviceTotals(counts.values()))
+    return "all"
+
+
+def kept_dra_summaries(cluster: Cluster) -> summaries.DraSummaries | None:
+    """The DRA summaries this process keeps of ``cluster``'s current state, else None."""
+    state = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+    with _held_lock:
+        held = _dra.get(cluster.pk)
+    return held[1] if held is not None and held[0] == state else None
+
+
+def _changed_records(model: Any, changes: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """uid -> record after the sync (None: deleted) of the ResourceSlices and ResourceClaims
+    it changed; None when a created or updated one is not in the model (not every change
+    can then be followed)."""
+    out = []
+    for kind in _PER_NODE_KINDS:
+        of_kind = model.records.get(kind, {})
+        deleted = changes.deleted.get(kind, set())
+        part: dict[str, Any] = {}
+        for uid in changes.uids(kind):
+            rec = of_kind.get(uid)
+            if rec is None and uid not in deleted:
+                return None
+            part[uid] = rec
+        out.append(part)
+    return out[0], out[1]
+
+
+def _device_totals(cluster: Cluster) -> tuple[dict[summaries.PoolKey, summaries.PoolDevices], summaries.DeviceTotals]:
+    """The per-pool device counts of ``cluster``'s current state and their sums: kept ones,
+    else read (and kept until the cluster's data changes)."""
+    with _held_lock:
+        held = _pools.get(cluster.pk)
+    if held is not None and held[0] == cluster.data_changed_at:
+        return held[1], held[2]
+    counts = _pool_device_rows(cluster, None)
+    totals = summaries.DeviceTotals(counts.values())
+    with _held_lock:
+        if cluster.pk not in _pools or _pools[cluster.pk][0] != cluster.data_changed_at:
+            _pools[cluster.pk] = (cluster.data_changed_at, counts, totals)
+    return counts, totals
+
+
+def _pool_device_rows(cluster: Cluster, pools: Collection[summaries.PoolKey] | None) -> dict[summaries.PoolKey, summaries.PoolDevices]:
+    """``summaries.pool_devices`` of ``cluster``'s stored devices in ``pools`` (all: None);
+    held: some allocation result names the device (an indexed EXISTS). Per driver and chunk
+    of pools, so the (cluster, driver, pool, name) key's index is used."""
+    from .models import AllocationResult
+
+    devs = Device.objects.filter(cluster=cluster).order_by().annotate(
+        held=Exists(AllocationResult.objects.filter(device_id=OuterRef("pk"))))
+    columns = (*summaries.DEVICE_COLUMNS, "held")
+    if pools is None:
+        return summaries.pool_devices(devs.values_list(*columns).iterator(chunk_size=5000))
+    by_driver: dict[str, list[str]] = defaultdict(list)
+    for driver, pool in sorted(pools):
+        by_driver[driver].append(pool)
+    rows: list[tuple[Any, ...]] = []
+    for driver, names in by_driver.items():
+        for i in range(0, len(names), 500):
+            rows.extend(devs.filter(driver=driver, pool__in=names[i:i + 500]).values_list(*columns))
+    return summaries.pool_devices(rows)
 
 
 def gpu_tree(devices: list[Device], placements: Collection[tuple[str, str, str]] = ()) -> tuple[list[dict[str, Any]], dict[str, list[Device]]]:
@@ -400,29 +487,37 @@ def rule_cel(cluster: Cluster, rules: list[Any]) -> Any:
 def cluster_dra_summary(cluster: Cluster) -> dict[str, Any]:
     """``{"allocatable": node -> allocatable_now_by_profile, "free": node -> free GPUs
     (``NodeState.free_count``), "instances": node -> MIG instances that exist,
-    "unheld_placements": (product, profile) -> possible placements no claim holds}`` of
-    ``cluster``, cached until a sync changes its data (``data_changed_at``); the overview's
-    aggregates warmed after a sync make it from the model the worker kept (``_kept_records``)."""
+    "unheld_placements": (product, profile) -> possible placements no claim holds,
+    "allocatable_total": profile -> allocatable summed over the nodes}`` of ``cluster``
+    (``summaries.DraSummaries.summary``): the summaries this process keeps of its
+    current state (a worker that synced it), else cached until a sync changes its data
+    (``data_changed_at``), else made from the cluster model (``_kept_records``)."""
     from django.core.cache import cache
 
-    key = "dra-summary:" + hashlib.sha256(f"{cluster.pk}|{cluster.data_changed_at}".encode()).hexdigest()
+    with _held_lock:
+        held = _dra.get(cluster.pk)
+        if held is not None and held[0] == cluster.data_changed_at:
+            return held[1].summary()
+    key = _dra_key(cluster)
     found = cache.get(key)
     if found is None:
-        states = dra_states(cluster, health=False)
-        unheld: dict[tuple[str, str], int] = defaultdict(int)
-        for st in states.values():
-            for s in st.devices.values():
-                d = s.device
-                if d.driver == GPU_DRIVER and d.type == "mig" and d.consumes_counters and not s.sharers:
-                    unheld[(d.product_name or "", d.profile or "")] += 1
-        found = {
-            "allocatable": {n: s.allocatable_now_by_profile for n, s in states.items()},
-            "free": {n: s.free_count() for n, s in states.items()},
-            "instances": {n: len(s.instances()) for n, s in states.items()},
-            "unheld_placements": dict(unheld),
-        }
+        recs = _kept_records(cluster)
+        if recs is None:
+            from .exports import load_model
+
+            model = load_model(cluster)
+            recs = {k: list(model.of_kinds([k])) for k in _DRA_KINDS}
+        rules = recs["DeviceTaintRule"]
+        found = summaries.DraSummaries.build(
+            {str(i): s for i, s in enumerate(recs["ResourceSlice"])}, {str(i): c for i, c in enumerate(recs["ResourceClaim"])},
+            rules, rule_cel(cluster, rules),
+        ).summary()
         cache.set(key, found, 3600)
     return found
+
+
+def _dra_key(cluster: Cluster) -> str:
+    return "dra-summary:" + hashlib.sha256(f"{cluster.pk}|{cluster.data_changed_at}".encode()).hexdigest()
 
 
 def dra_holders(state: Any) -> list[dict[str, Any]]:

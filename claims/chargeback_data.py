@@ -70,8 +70,10 @@ def _consumed_by_result(cluster: Cluster, pks: Collection[int] | None = None) ->
     """(claim pk, device key) -> ``consumedCapacity`` of the held claims (of ``pks``, None:
     all) whose stored object mentions it (a text match narrows the rows; the parse layer
     reads the field)."""
-    qs = ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
-    parts = [qs] if pks is None else [qs.filter(pk__in=chunk) for chunk in _chunks(pks)]
+    if pks is None:
+        parts = [ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)]
+    else:  # held claims already: by primary key alone
+        parts = [ResourceClaim.objects.filter(pk__in=chunk) for chunk in _chunks(pks)]
     rows = [
         c for part in parts
         for c in part.annotate(raw_text=Cast("raw", TextField())).filter(raw_text__contains=_CONSUMED).only("pk", "raw")
@@ -98,20 +100,23 @@ def current_holdings(cluster: Cluster, claim_uids: Collection[str] | None = None
     ``consumedCapacity`` (parsed), those devices' capacities, parent GPUs' memory (only for
     MIG devices the profile tables do not know).
     """
-    held_claims = ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
     if claim_uids is None:
+        held_claims = ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
         claims = {pk: rest for pk, *rest in held_claims.values_list("pk", "uid", "name", "namespace", "allocated_at", "created")}
         held = AllocationResult.objects.filter(cluster=cluster, claim__cluster=cluster, claim__state__in=HELD_STATES)
         results = list(held.filter(device__isnull=False).values_list(*_RESULT_FIELDS).order_by("claim_id", "pk"))
         unresolved = held.filter(device__isnull=True).count()
     else:
+        # By uid alone and unordered, so the (cluster, uid) key is the index used (the state
+        # index, or the (namespace, name) order, would read every claim); the state is checked here.
         claims = {
-            pk: rest for chunk in _chunks(claim_uids) for pk, *rest in held_claims.filter(uid__in=chunk)
-            .values_list("pk", "uid", "name", "namespace", "allocated_at", "created")
+            pk: rest for chunk in _chunks(claim_uids)
+            for pk, state, *rest in ResourceClaim.objects.filter(cluster=cluster, uid__in=chunk).order_by()
+            .values_list("pk", "state", "uid", "name", "namespace", "allocated_at", "created") if state in HELD_STATES
         }  # fmt: skip
         results, unresolved = [], 0
         for chunk in _chunks(claims):
-            held = AllocationResult.objects.filter(cluster=cluster, claim_id__in=chunk)
+            held = AllocationResult.objects.filter(claim_id__in=chunk)  # this cluster's claims: by the claim's index
             results += held.filter(device__isnull=False).values_list(*_RESULT_FIELDS).order_by("claim_id", "pk")
             unresolved += held.filter(device__isnull=True).count()
         results.sort(key=lambda r: r[0])  # by claim, each claim's results in their stored order
@@ -196,7 +201,10 @@ def changed_claims(cluster: Cluster, changes: Any, model: Any = None) -> set[str
                     .values_list("driver", "pool", "claim__uid") if (d, p) in pools)  # fmt: skip
         uids.update(u for d, p, u in ChargebackHolding.objects.filter(cluster=cluster, end__isnull=True, pool__in=chunk)
                     .values_list("driver", "pool", "claim_uid") if (d, p) in pools)  # fmt: skip
-    uids.update(results.filter(device__isnull=True).values_list("claim__uid", flat=True))
+    # Through the device key's index (results naming no stored device are few, in any
+    # cluster); the cluster's index would read every result.
+    uids.update(u for c, u in AllocationResult.objects.filter(device__isnull=True).values_list("cluster_id", "claim__uid")
+                if c == cluster.pk)  # fmt: skip
     return uids
 
 

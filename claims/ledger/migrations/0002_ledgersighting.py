@@ -35,9 +35,5 @@ class Migration(migrations.Migration):
             model_name="chargebackholding",
             index=models.Index(condition=models.Q(("end__isnull", True)), fields=["cluster", "pool"], name="chargeback_open_pool"),
         ),
-        migrations.AddIndex(
-            model_name="chargebackholding",
-            index=models.Index(fields=["cluster", "claim_uid", "end"], name="chargeback_cluster_claim"),
-        ),
         migrations.RunPython(sightings_from_rows, migrations.RunPython.noop),
     ]

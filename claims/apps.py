@@ -19,10 +19,15 @@ class ClaimsConfig(AppConfig):
         """Called by ``inventory.tasks.after_read_hooks`` inside the sync's transaction; a
         failure is raised to it (it rolls this hook back and reports it on the run). Returns
         the diagnosis rules that failed while the others' findings were recorded."""
-        from claims.store import sync_diagnosis
+        from claims.store import Change, sync_diagnosis
 
         model = getattr(read, "model", None)
-        return sync_diagnosis(cluster, getattr(read, "prom", None) or {}, model=model() if model is not None else None)
+        if model is None:
+            return sync_diagnosis(cluster, getattr(read, "prom", None) or {})
+        held = model()
+        changed = None if getattr(read, "analyses_forced", True) else model.changed_records()
+        return sync_diagnosis(cluster, getattr(read, "prom", None) or {}, model=held,
+                              change=Change(*changed) if changed is not None else None)
 
     def ready(self) -> None:
         from inventory.metrics import register_collector

@@ -29,13 +29,17 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from claims.diagnosis import ClusterState, Thresholds, diagnose
+from claims.diagnosis.engine import GLOBAL_CATEGORIES, Findings, ScopeEscaped, run_diagnosis
 from claims.diagnosis.findings import Finding as Diagnosis
+from claims.diagnosis.scope import Scope, change_scope, close
 from claims.diagnosis.state import parse_time
 from inventory.bulk import delete_pks, insert_rows, update_rows
 from inventory.exports import load_model, stored_of_kind
+from inventory.kube import ObjectRef, identity
 from inventory.model import ClusterModel
 from inventory.models import ClaimState, Cluster, ResourceClaim, SourceKind
 from inventory.snapshot import newest_timestamp
@@ -86,18 +90,78 @@ def _clock(cluster: Cluster, newest: str | None) -> datetime:
 
 
 def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: datetime | None = None,
-                     model: ClusterModel | None = None) -> tuple[list[Diagnosis], datetime]:
+                     model: ClusterModel | None = None, change: Change | None = None) -> tuple[list[Diagnosis], datetime]:
     """Diagnose ``cluster`` (plus DCGM scrapes ``prom``, file -> text) from its cluster model:
     the one the sync keeps current (``model``), else read from the stored objects.
 
-    Returns the findings (engine order) and the ``now`` used: given, else the clock for a
-    live cluster and the newest timestamp of a snapshot.
+    ``change``: what the sync changed (``inventory.sync.ModelAfterSync.change``); when its
+    scope (``claims.diagnosis.scope``) is known, only that part of the cluster is diagnosed
+    and the result's ``scope`` says which (``record_diagnosis`` then replaces only its
+    findings). Returns the findings (engine order) and the ``now`` used: given, else the
+    clock for a live cluster and the newest timestamp of a snapshot.
     """
     if model is None:
         model = load_model(cluster)
     state = ClusterState.from_records(model.all(), prom or {})
-    when = now or _clock(cluster, model.newest_timestamp())
+    newest = model.newest_timestamp()
+    when = now or _clock(cluster, newest)
+    scope = None
+    # A snapshot's clock is its newest timestamp: when the change moved it, every age moved.
+    if change is not None and not prom and not (cluster.source_kind == SourceKind.SNAPSHOT and newest != change.newest_before):
+        scope = change_scope(state, change.records)
+    if scope is not None:
+        named = _open_global_refs(cluster)
+
+        def widen(refs: set[ObjectRef]) -> Scope:
+            refs = refs | named
+            return close(state, scope.claims | {(r.namespace or "", r.name) for r in refs if r.kind == "ResourceClaim"},
+                         scope.pods | {(r.namespace or "", r.name) for r in refs if r.kind == "Pod"},
+                         scope.nodes | {r.name for r in refs if r.kind == "Node"})
+
+        try:
+            result = run_diagnosis(state, when, thresholds(), scope=scope, widen=widen)
+        except ScopeEscaped as exc:
+            log.warning("scoped diagnosis of %s: %s; diagnosing the whole cluster", cluster.name, exc)
+        else:
+            findings = Findings(result.findings)
+            findings.failures, findings.scope = result.failures, result.scope
+            # With what the changed objects were: a claim re-created under its name has a new uid.
+            findings.scope_uids = _scope_uids(state, result.scope) | {
+                _stored_uid(r) for pair in change.records for r in pair if r is not None}
+            return findings, when
     return diagnose(state, when, thresholds()), when
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one sync changed, as the diagnosis needs it: (record before, record after) per
+    object created, updated or deleted, and the newest timestamp before the change."""
+
+    records: list[tuple[Any, Any]]
+    newest_before: str | None
+
+
+def _open_global_refs(cluster: Cluster) -> set[ObjectRef]:
+    """Objects the open findings of the whole-cluster rules name: a change in what those
+    rules say about a pending claim changes that claim's own findings too."""
+    out: set[ObjectRef] = set()
+    for involved in Finding.objects.filter(cluster=cluster, resolved_at__isnull=True,
+                                           category__in=GLOBAL_CATEGORIES).values_list("involved", flat=True):
+        for o in involved or ():
+            if isinstance(o, dict) and o.get("kind") in ("ResourceClaim", "Pod", "Node") and o.get("name"):
+                out.add(ObjectRef(o["kind"], o.get("namespace") or None, str(o["name"])))
+    return out
+
+
+def _scope_uids(state: ClusterState, scope: Scope) -> set[str]:
+    """The uids of the scope's objects (the Finding rows' ``uid`` of their main object)."""
+    found = [state.claims.get(k) for k in scope.claims] + [state.pods.get(k) for k in scope.pods]
+    found += [state.nodes.get(k) for k in scope.nodes] + [s for s in state.slices if s.name in scope.slices]
+    return {_stored_uid(r) for r in found if r is not None}
+
+
+def _stored_uid(r: Any) -> str:
+    return identity(r.kind, r.namespace or "", r.name, r.uid or "")
 
 
 Ref = tuple[str, str, str]  # (kind, namespace or "", name)
@@ -216,10 +280,15 @@ def _state_reason(old: str, new: str) -> str:
     return _STATE_REASONS.get((old, new), f"{old} -> {new}")
 
 
-def _record_states(cluster: Cluster, rows: list[_ClaimRow], now: datetime) -> int:
+def _record_states(cluster: Cluster, rows: list[_ClaimRow], now: datetime, only: set[str] | None = None) -> int:
     """Append a state transition per claim whose state moved since last seen (first seen,
-    changed, gone), through the bulk write path (``inventory.bulk``: COPY on PostgreSQL)."""
-    seen = {uid: (pk, state, ns, name) for pk, uid, state, ns, name in ClaimStateSeen.objects.filter(cluster=cluster)
+    changed, gone), through the bulk write path (``inventory.bulk``: COPY on PostgreSQL).
+    ``only``: the uids of the claims the sync changed (the others' states stand)."""
+    seen_rows = ClaimStateSeen.objects.filter(cluster=cluster)
+    if only is not None:
+        rows = [r for r in rows if r.uid in only]
+        seen_rows = seen_rows.filter(uid__in=sorted(only))
+    seen = {uid: (pk, state, ns, name) for pk, uid, state, ns, name in seen_rows
             .values_list("pk", "uid", "state", "namespace", "name")}
     transitions: list[dict[str, Any]] = []
     create: list[dict[str, Any]] = []
@@ -252,22 +321,39 @@ def _record_states(cluster: Cluster, rows: list[_ClaimRow], now: datetime) -> in
 
 
 def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime,
-                     keep_categories: frozenset[str] = frozenset()) -> RecordCounts:
+                     keep_categories: frozenset[str] = frozenset(), changed_claims: set[str] | None = None) -> RecordCounts:
     """Reconcile ``findings`` (one diagnosis of ``cluster`` at ``now``) with the stored rows.
 
     See the module docstring. ``keep_categories``: categories of rules that failed in this
     diagnosis: their open rows are not resolved (the rule could not say they went away).
-    Runs in one transaction; raises only database errors.
+    Findings of a scoped diagnosis (their ``scope``) replace only the open rows of the
+    scope's main objects and of the whole-cluster categories, and only the claims in
+    ``changed_claims`` (uids) get state transitions. Runs in one transaction; raises only
+    database errors.
     """
     counts = RecordCounts()
-    rows = [_ClaimRow(*v) for v in ResourceClaim.objects.filter(cluster=cluster).values_list(
-        "pk", "uid", "namespace", "name", "state", "node_name")]
+    scope: Scope | None = getattr(findings, "scope", None)
+    open_q = Finding.objects.filter(cluster=cluster, resolved_at__isnull=True)
+    claim_q = ResourceClaim.objects.filter(cluster=cluster)
+    if scope is None:
+        open_list = list(open_q)
+    else:
+        suids = sorted(getattr(findings, "scope_uids", ()))
+        open_list = list(open_q.filter(Q(category__in=GLOBAL_CATEGORIES) | Q(uid="")))
+        for i in range(0, len(suids), 500):
+            open_list.extend(open_q.filter(uid__in=suids[i:i + 500]).exclude(category__in=GLOBAL_CATEGORIES).exclude(uid=""))
+        open_list = [r for r in open_list if r.category in GLOBAL_CATEGORIES
+                     or scope.covers(ObjectRef(r.kind, r.namespace or None, r.name))]
+        wanted_uids = sorted(set(suids) | (changed_claims or set()))
+        pks = sorted({r.claim_id for r in open_list if r.claim_id})
+        claim_q = claim_q.filter(Q(pk__in=pks) | Q(uid__in=wanted_uids)) if len(wanted_uids) < 30000 else claim_q
+    rows = [_ClaimRow(*v) for v in claim_q.values_list("pk", "uid", "namespace", "name", "state", "node_name")]
     by_uid = {r.uid: r for r in rows}
     by_pk = {r.pk: r for r in rows}
     uids = object_uids(cluster, {_ref(o) for f in findings for o in f.objects})
     with transaction.atomic():
-        counts.state_transitions = _record_states(cluster, rows, now)
-        open_rows = {f.fingerprint: f for f in Finding.objects.filter(cluster=cluster, resolved_at__isnull=True)}
+        counts.state_transitions = _record_states(cluster, rows, now, only=changed_claims if scope is not None else None)
+        open_rows = {f.fingerprint: f for f in open_list}
         wanted: dict[str, Diagnosis] = {}
         for f in findings:
             wanted.setdefault(fingerprint(f, uids), f)
@@ -320,14 +406,18 @@ def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime,
 
 
 def sync_diagnosis(cluster: Cluster, prom: dict[str, str] | None = None,
-                   model: ClusterModel | None = None) -> list[str]:
-    """Diagnose ``cluster`` and record the result (the sync hook passes its cluster model).
+                   model: ClusterModel | None = None, change: Change | None = None) -> list[str]:
+    """Diagnose ``cluster`` and record the result (the sync hook passes its cluster model and,
+    when it knows it, what the sync changed: then only that part is diagnosed again).
 
     Returns the rules that failed, as messages for the sync run; the findings of the other
     rules are recorded, and the failed rules' open findings are kept as they were."""
-    findings, now = diagnose_cluster(cluster, prom, model=model)
+    findings, now = diagnose_cluster(cluster, prom, model=model, change=change)
     failures = tuple(getattr(findings, "failures", ()))
     keep = frozenset(c for f in failures for c in f.categories)
-    counts = record_diagnosis(cluster, findings, now, keep_categories=keep)
+    changed = None
+    if change is not None:
+        changed = {_stored_uid(r) for pair in change.records for r in pair if r is not None and r.kind == "ResourceClaim"}
+    counts = record_diagnosis(cluster, findings, now, keep_categories=keep, changed_claims=changed)
     log.info("diagnosis of %s at %s: %s", cluster.name, now.isoformat(), counts.as_dict())
     return [f.message() for f in failures]

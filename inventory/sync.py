@@ -74,13 +74,39 @@ class ModelAfterSync:
         self.decoded = rec.decoded
         self.changes = rec.changes
         self.model: ClusterModel | None = None
+        # Each changed object's record before this sync, when the model before it was at hand.
+        self.before: dict[tuple[str, str], object] | None = None
+        self.newest_before: str | None = None
         # The cluster's state before this sync (its _finish moves data_changed_at).
         self.basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
         with _models_lock:
             cached = _models.pop(cluster.pk, None)
         if cached is not None and cached[0] == self.basis:
-            cached[1].apply(rec.decoded, rec.changes.deleted)
+            self._apply(cached[1])
             self.model = cached[1]
+
+    def _apply(self, model: ClusterModel) -> None:
+        """Apply this sync's changes to the model of the state before it, keeping what the
+        changed objects were (``changed_records``)."""
+        self.newest_before = model.newest_timestamp()
+        before: dict[tuple[str, str], object] = {}
+        for uid, record, _ in self.decoded:
+            before[(record.kind, uid)] = model.records.get(record.kind, {}).get(uid)
+        for kind, uids in self.changes.deleted.items():
+            for uid in uids:
+                before[(kind, uid)] = model.records.get(kind, {}).get(uid)
+        model.apply(self.decoded, self.changes.deleted)
+        self.before = before
+
+    def changed_records(self) -> tuple[list[tuple[object, object]], str | None] | None:
+        """((record before or None, record after or None) per object this sync created,
+        updated or deleted; the newest timestamp before it), once the model is made; None
+        when the state before the sync was not at hand (the model was read afresh) or the
+        read was incomplete (what it missed may have changed)."""
+        if self.before is None or self.model is None or self.changes.incomplete:
+            return None
+        pairs = [(old, self.model.records.get(kind, {}).get(uid)) for (kind, uid), old in self.before.items()]
+        return pairs, self.newest_before
 
     def __call__(self) -> ClusterModel:
         if self.model is None:
@@ -90,7 +116,7 @@ class ModelAfterSync:
                 # The stored model of the state before this sync, with its changes; else parse.
                 fresh = stored_model.load(self.cluster.pk, self.basis, check_count=False)
                 if fresh is not None:
-                    fresh.apply(self.decoded, self.changes.deleted)
+                    self._apply(fresh)
                 else:
                     fresh = exports.parse_stored_model(self.cluster)
             self.model = fresh
@@ -272,7 +298,7 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
         read.model.keep()
     if changed:
         try:
-            queries.warm_overview(cluster)
+            queries.warm_overview(cluster, read)  # follows what this read changed
         except Exception:  # a cache outage must not fail a sync that stored its data
             log.exception("warming the overview of %s failed", cluster.name)
     return run

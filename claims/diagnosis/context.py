@@ -14,11 +14,12 @@ from typing import Any
 
 from claims.diagnosis.feasibility import ClaimFeasibility, DeviceKey, allocated_devices, assess_claim
 from claims.diagnosis.findings import Finding
+from claims.diagnosis.scope import Scope, event_in
 from claims.diagnosis.state import ClusterState
 from claims.diagnosis.thresholds import Thresholds
 from inventory.dcgm import DcgmSample, TelemetryJoin, join_samples, parse_scrape
 from inventory.kube import ObjectRef, parse_time
-from inventory.records import Pod, ResourceClaim
+from inventory.records import Device, Event, Node, Pod, ResourceClaim
 
 
 def claim_ref(c: ResourceClaim) -> ObjectRef:
@@ -70,6 +71,39 @@ class Context:
     # Rules that raised so far (``engine.AnalysisFailure``): what they could have said is missing.
     failed: list[Any] = field(default_factory=list)
     _telemetry: tuple[Any, Any] | None = None
+    # The subjects the current rule looks at (``claims.diagnosis.scope``): None, the whole
+    # cluster. The engine sets it per rule; lookups always see the whole state.
+    scope: Scope | None = None
+    _scoped: dict[str, list[Any]] = field(default_factory=dict)
+
+    def _subjects(self, what: str, everything: Iterable[Any], keep: Any) -> Iterable[Any]:
+        if self.scope is None:
+            return everything
+        if what not in self._scoped:  # once per diagnosis, in the state's order
+            self._scoped[what] = [x for x in everything if keep(x)]
+        return self._scoped[what]
+
+    def each_claim(self) -> Iterable[ResourceClaim]:
+        """The claims a rule reports on: every claim, or those of the scope."""
+        sc = self.scope
+        return self._subjects("claims", self.state.claims.values(), lambda c: (c.namespace, c.name) in sc.claims)
+
+    def each_pod(self) -> Iterable[Pod]:
+        sc = self.scope
+        return self._subjects("pods", self.state.pods.values(), lambda p: (p.namespace or "", p.name) in sc.pods)
+
+    def each_node(self) -> Iterable[Node]:
+        sc = self.scope
+        return self._subjects("nodes", self.state.nodes.values(), lambda n: n.name in sc.nodes)
+
+    def each_event(self) -> Iterable[Event]:
+        sc = self.scope
+        return self._subjects("events", self.state.events, lambda e: event_in(sc, e))
+
+    def each_device(self) -> Iterable[Device]:
+        """Devices of the scope's nodes (and those on no node: a scope cannot place them)."""
+        sc = self.scope
+        return self._subjects("devices", self.state.devices.values(), lambda d: not d.node_name or d.node_name in sc.nodes)
 
     def telemetry(self) -> tuple[list[DcgmSample], TelemetryJoin]:
         """The DCGM samples of every scrape in ``state.prom`` and their join to the slice
@@ -125,7 +159,7 @@ class Context:
     def pending_claims(self) -> list[tuple[ResourceClaim, list[Pod]]]:
         """Unallocated, not-deleting claims that an unbound live pod waits for."""
         out = []
-        for c in self.state.claims.values():
+        for c in self.each_claim():
             if c.allocated or c.deletion_timestamp:
                 continue
             pods = self.pending_consumers(c)

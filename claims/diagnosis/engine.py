@@ -31,10 +31,11 @@ from claims.diagnosis import (
 )
 from claims.diagnosis.context import Context
 from claims.diagnosis.findings import SEVERITY_RANK, Finding
+from claims.diagnosis.scope import Scope
 from claims.diagnosis.state import ClusterState
 from claims.diagnosis.thresholds import Thresholds
 from claims.diagnosis.verdicts import Verdict, render
-from inventory.kube import parse_time
+from inventory.kube import ObjectRef, parse_time
 
 Rule = Callable[[Context], Iterable[Finding | Verdict]]
 
@@ -78,6 +79,22 @@ RULES: tuple[tuple[Rule, tuple[str, ...]], ...] = (
 )
 
 
+# Rules that read the cluster as a whole (control-plane versions and feature gates, kubelet
+# plugins anywhere, DeviceTaintRules, DCGM scrapes): a scoped diagnosis runs them over the
+# whole cluster, and their categories are replaced whole.
+GLOBAL_RULES = frozenset({
+    rules_pending.rule_feature_gates, rules_pending.rule_scheduler_known_bug, rules_node.rule_driver_publishing,
+    rules_node.rule_taint_rule_too_broad, rules_telemetry.rule_pod_attribution,
+    rules_telemetry.rule_missing_for_unallocated, rules_telemetry.rule_metric_not_on_mig,
+})  # fmt: skip
+GLOBAL_CATEGORIES = frozenset(c for rule, cats in RULES if rule in GLOBAL_RULES for c in cats)
+
+
+class ScopeEscaped(RuntimeError):
+    """A scoped rule reported on a main object outside the scope: the scope missed a relation
+    (the caller diagnoses the whole cluster instead)."""
+
+
 def _sort_key(f: Finding) -> tuple[int, float, str, str]:
     dt = parse_time(f.since)
     # Oldest first; findings without a start time after those with one.
@@ -109,6 +126,8 @@ class Findings(list[Finding]):
     rule finished)."""
 
     failures: tuple[AnalysisFailure, ...] = ()
+    scope: Scope | None = None  # a scoped diagnosis: what it covered
+    scope_uids: frozenset[str] | set[str] = frozenset()  # the stored uids of the scope's objects
 
 
 @dataclass(frozen=True)
@@ -117,6 +136,7 @@ class Diagnosis:
 
     findings: list[Finding] = field(default_factory=list)
     failures: tuple[AnalysisFailure, ...] = ()
+    scope: Scope | None = None  # what a scoped diagnosis covered (``run_diagnosis``)
 
 
 def _rule_name(rule: Rule) -> str:
@@ -125,16 +145,32 @@ def _rule_name(rule: Rule) -> str:
 
 
 def run_diagnosis(state: ClusterState, now: datetime, thresholds: Thresholds | None = None,
-                  rules: tuple[tuple[Rule, tuple[str, ...]], ...] = RULES) -> Diagnosis:
+                  rules: tuple[tuple[Rule, tuple[str, ...]], ...] = RULES, scope: Scope | None = None,
+                  widen: Callable[[set[ObjectRef]], Scope] | None = None) -> Diagnosis:
     """Every rule over ``state`` at ``now`` (aware datetime), each isolated: a rule that raises
     keeps the findings it reported before, and becomes one ``AnalysisFailure``. Never raises
-    for what a rule does (``Exception``; ``KeyboardInterrupt`` and the like pass)."""
+    for what a rule does (``Exception``; ``KeyboardInterrupt`` and the like pass).
+
+    ``scope`` (``claims.diagnosis.scope``): only its subjects are diagnosed by the per-subject
+    rules (``GLOBAL_RULES`` still read everything first, and what they name joins the scope
+    through ``widen(refs) -> Scope``). The findings are then those of the scope's main objects
+    plus every ``GLOBAL_CATEGORIES`` finding. Raises ``ScopeEscaped`` when a scoped rule
+    reports on a main object outside the scope."""
     ctx = Context(state=state, now=now, thresholds=thresholds or Thresholds())
+    if scope is not None:  # the whole-cluster rules first: what they name is in the scope too
+        rules = (*(r for r in rules if r[0] in GLOBAL_RULES), *(r for r in rules if r[0] not in GLOBAL_RULES))
     seen: set[tuple[str, object]] = set()
     out: list[Finding] = []
     failures: list[AnalysisFailure] = []
+    widened = False
     for rule, categories in rules:
         kept = 0
+        if scope is not None:
+            if rule not in GLOBAL_RULES and not widened:
+                widened = True
+                if widen is not None:
+                    scope = widen({o for f in out for o in f.objects})
+            ctx.scope = None if rule in GLOBAL_RULES else scope
         try:
             for item in rule(ctx):
                 if item.category not in categories:
@@ -145,16 +181,20 @@ def run_diagnosis(state: ClusterState, now: datetime, thresholds: Thresholds | N
                 key = (f.category, f.objects[0] if f.objects else f.summary)
                 if key in seen:
                     continue
+                if ctx.scope is not None and f.objects and not ctx.scope.covers(f.objects[0]):
+                    raise ScopeEscaped(f"{_rule_name(rule)} reported on {f.objects[0]}, outside the scope")
                 seen.add(key)
                 out.append(f)
                 ctx.reported.append(f)
                 kept += 1
+        except ScopeEscaped:
+            raise
         except Exception as exc:  # one rule's bug must not hide the others' findings
             name = _rule_name(rule)
             log.warning("diagnosis rule %s failed", name, exc_info=True)
             failures.append(AnalysisFailure(name, categories, f"{type(exc).__name__}: {exc}"[:500], kept))
             ctx.failed.append(failures[-1])
-    return Diagnosis(sorted(out, key=_sort_key), tuple(failures))
+    return Diagnosis(sorted(out, key=_sort_key), tuple(failures), scope)
 
 
 def diagnose(state: ClusterState, now: datetime, thresholds: Thresholds | None = None) -> Findings:

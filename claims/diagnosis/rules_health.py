@@ -102,7 +102,7 @@ def rule_cdi_spec_invalid(ctx: Context) -> Iterator[Verdict]:
     """cdi_spec_invalid: a pod with allocated DRA claims whose container cannot be created
     because the CDI spec's edits (mounts, device nodes, hooks) fail on the host."""
     state = ctx.state
-    for pod in state.pods.values():
+    for pod in ctx.each_pod():
         if pod.terminal or pod.deletion_timestamp or not pod.node_name or pod.ready:
             continue
         claims = _allocated_claims(ctx, pod)
@@ -188,7 +188,7 @@ def rule_device_unhealthy(ctx: Context) -> Iterator[Verdict]:
     """device_unhealthy: a device allocated to a claim that a live pod uses is reported
     unhealthy (see the module docstring for the three sources)."""
     state = ctx.state
-    for claim in state.claims.values():
+    for claim in ctx.each_claim():
         if not claim.allocated or claim.deletion_timestamp:
             continue
         pods = [p for p in state.pods_using_claim(claim) if not p.terminal and not p.deletion_timestamp]

@@ -32,7 +32,7 @@ def _rejecting_nodes(ctx: Context, pod: Pod) -> list[Node]:
 
 def rule_allocated_not_reserved(ctx: Context) -> Iterator[Verdict]:
     state = ctx.state
-    for c in state.claims.values():
+    for c in ctx.each_claim():
         if not c.allocated or c.reserved_for or c.deletion_timestamp:
             continue
         since = c.allocation_timestamp or c.created
@@ -102,7 +102,7 @@ def rule_reserved_for_missing_pod(ctx: Context) -> Iterator[Verdict]:
     if "Pod" not in state.kinds_seen:
         return  # a snapshot without pods cannot tell a missing consumer from an omitted one
     by_uid = state.pods_by_uid()
-    for c in state.claims.values():
+    for c in ctx.each_claim():
         if not c.allocated or c.deletion_timestamp:
             continue
         missing = []
@@ -163,7 +163,7 @@ def _render_reserved_for_missing_pod(v: Verdict) -> tuple[str, str]:
 def rule_claim_stuck_deallocating(ctx: Context) -> Iterator[Verdict]:
     state = ctx.state
     by_uid = state.pods_by_uid()
-    for c in state.claims.values():
+    for c in ctx.each_claim():
         if not c.deletion_timestamp or not c.finalizers:
             continue
         reserved = [(r, by_uid.get(r.uid)) for r in c.reserved_for]

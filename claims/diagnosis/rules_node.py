@@ -258,7 +258,7 @@ def rule_kubelet_events(ctx: Context) -> Iterator[Verdict]:
     events of pods that are still not running."""
     state = ctx.state
     grouped: dict[tuple[str, str, str], list[Any]] = defaultdict(list)
-    for e in state.events:
+    for e in ctx.each_event():
         if e.involved_kind != "Pod":
             continue
         pod = state.pods.get((e.involved_namespace or e.namespace or "", e.involved_name or ""))
@@ -370,7 +370,7 @@ def rule_stale_slice(ctx: Context) -> Iterator[Verdict]:
     state = ctx.state
     if not state.slices:
         return
-    for c in state.claims.values():
+    for c in ctx.each_claim():
         if not c.allocated:
             continue
         gone = [r for r in c.results if r.device_key not in state.devices]
@@ -423,7 +423,7 @@ def _mig_label_counts(labels: dict[str, str] | Any) -> dict[str, int]:
 def rule_mig_not_published(ctx: Context) -> Iterator[Verdict]:
     """mig_instance_not_published: node labels promise MIG instances the slices do not list."""
     state = ctx.state
-    for node in state.nodes.values():
+    for node in ctx.each_node():
         cfg = node.labels.get("nvidia.com/mig.config", "")
         cfg_state = node.labels.get("nvidia.com/mig.config.state", "success")
         devs = [d for s in state.slices_on_node(node.name) if s.driver == GPU_DRIVER for d in s.devices]
@@ -471,7 +471,7 @@ def rule_overlapping_devices(ctx: Context) -> Iterator[Verdict]:
     state = ctx.state
     by_uuid = {(d.driver, d.node_name, d.uuid): d for d in state.devices.values() if d.uuid}
     clashes: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
-    for child in state.devices.values():
+    for child in ctx.each_device():
         if not child.parent_uuid:
             continue
         parent = by_uuid.get((child.driver, child.node_name, child.parent_uuid))
@@ -525,7 +525,7 @@ def _render_overlapping(v: Verdict) -> tuple[str, str]:
 def rule_unprepare_blocked(ctx: Context) -> Iterator[Verdict]:
     """unprepare_blocked_driver_unavailable: a terminating pod waits for a driver that is down."""
     state = ctx.state
-    for pod in state.pods.values():
+    for pod in ctx.each_pod():
         if not pod.deletion_timestamp or not pod.node_name:
             continue
         if not ctx.older_than(pod.deletion_timestamp, ctx.thresholds.deleting_seconds):
@@ -590,7 +590,7 @@ def rule_device_taints(ctx: Context) -> Iterator[Verdict]:
         if i.state == "noexecute_toleration_missing_from_allocation"
     ]
     reported: set[tuple[str, str]] = set()
-    for c in state.claims.values():
+    for c in ctx.each_claim():
         if not c.allocated:
             continue
         for r in c.results:

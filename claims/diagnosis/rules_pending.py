@@ -282,7 +282,7 @@ def _class_matches(ctx: Context, class_name: str, device: object) -> bool:
 def rule_claim_references(ctx: Context) -> Iterator[Verdict]:
     """claim_not_found and template_claim_missing: a pod's reference leads nowhere."""
     state = ctx.state
-    for pod in state.pods.values():
+    for pod in ctx.each_pod():
         if pod.terminal or pod.deletion_timestamp:
             continue
         for ref, resolved in state.pod_claim_names(pod):
@@ -604,7 +604,7 @@ def rule_binding_conditions(ctx: Context) -> Iterator[Verdict]:
     """binding_failed: a claim allocated with binding conditions that failed, or that did not
     all become True within the binding timeout, while a pod waits for it unbound."""
     state = ctx.state
-    for claim in state.claims.values():
+    for claim in ctx.each_claim():
         if claim.deletion_timestamp:
             continue
         status, pending, failed = waiting_on_binding(ctx, claim)

@@ -52,7 +52,7 @@ def _waiting(ctx: Context) -> Iterator[tuple[list[ResourceClaim], list[Pod], str
         seen_pods.update((p.namespace, p.name) for p in pods)
         yield [claim], pods, "unallocated"
     state = ctx.state
-    for pod in state.pods.values():
+    for pod in ctx.each_pod():
         if (pod.namespace, pod.name) in seen_pods or pod.node_name or pod.terminal or pod.deletion_timestamp:
             continue
         names = [n for _, n in state.pod_claim_names(pod)]
@@ -70,7 +70,7 @@ def _waiting(ctx: Context) -> Iterator[tuple[list[ResourceClaim], list[Pod], str
     mapped = _extended_resources(ctx)
     if not mapped:
         return
-    for pod in state.pods.values():
+    for pod in ctx.each_pod():
         if (pod.namespace, pod.name) in seen_pods or pod.node_name or pod.terminal or pod.deletion_timestamp:
             continue
         if pod.resource_claims or pod.extended_resource_claim is not None:

@@ -38,7 +38,7 @@ def test_a_failing_diagnosis_is_reported_on_the_run_and_runs_again_next_sync(db,
     from inventory.models import Cluster, ResourceClaim, SyncStatus
     from migration.models import ReadinessEvaluation
 
-    def broken(cluster, prom=None, model=None):
+    def broken(cluster, prom=None, model=None, change=None):
         now = timezone.now()
         store.Finding.objects.create(cluster=cluster, category="capacity_exhausted", fingerprint="half-written",
                                      severity="warning", severity_rank=1, first_seen=now, last_seen=now)

@@ -1,0 +1,226 @@
+"""Which part of a cluster one change can move: the subjects a diagnosis must look at again.
+
+Pure: no Django. A sync that changed a few claims, pods or Events need not diagnose the whole
+cluster again: a finding is about its subjects (a claim, a pod, a node and what runs on it),
+and a change reaches only the subjects related to what changed. ``change_scope`` answers
+which ones, or None when the change can reach anything (a DeviceClass, a slice, a node, a
+kubelet-plugin or control-plane pod, an Event about another kind), and the whole cluster is
+diagnosed again.
+
+The scope is closed over the relations the rules read: a claim brings its pods and the nodes
+of its devices; a pod its claims and its node; a node every pod on it, every claim holding one
+of its devices and its slices. So every finding whose main object is in the scope is made
+again from subjects in the scope, and no finding outside it can have changed. A change to
+what is allocated moves what every pending claim could get: then all of them are in the
+scope (a pending claim's capacity verdict reads the whole cluster's free devices, which the
+full state still gives).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+
+from inventory.kube import ObjectRef
+from inventory.records import Event, KubeRecord, Pod, ResourceClaim
+
+from .state import ClusterState
+
+Key = tuple[str, str]  # (namespace, name)
+# Kinds whose changes a scoped diagnosis follows; any other kind changed: the whole cluster.
+SCOPED_KINDS = frozenset({"ResourceClaim", "Pod", "Event"})
+# Event subjects the scope can place; an Event about anything else: the whole cluster.
+_EVENT_SUBJECTS = frozenset({"Pod", "ResourceClaim", "Node"})
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Subjects to diagnose again: claims and pods by (namespace, name), nodes by name, and
+    the slices published on those nodes. ``refs`` are the main objects whose findings the
+    diagnosis of this scope replaces."""
+
+    claims: frozenset[Key]
+    pods: frozenset[Key]
+    nodes: frozenset[str]
+    slices: frozenset[str]
+
+    @cached_property
+    def refs(self) -> frozenset[ObjectRef]:
+        return frozenset([
+            *(ObjectRef("ResourceClaim", ns, n) for ns, n in self.claims),
+            *(ObjectRef("Pod", ns, n) for ns, n in self.pods),
+            *(ObjectRef("Node", None, n) for n in self.nodes),
+            *(ObjectRef("ResourceSlice", None, n) for n in self.slices),
+        ])
+
+    def covers(self, ref: ObjectRef) -> bool:
+        return ObjectRef(ref.kind, ref.namespace or None, ref.name) in self.refs
+
+    def size(self) -> int:
+        return len(self.claims) + len(self.pods) + len(self.nodes)
+
+
+def _key(r: KubeRecord) -> Key:
+    return (r.namespace or "", r.name)
+
+
+def _event_subject(e: Event) -> tuple[str, Key] | None:
+    if e.involved_kind not in _EVENT_SUBJECTS or not e.involved_name:
+        return None
+    ns = "" if e.involved_kind == "Node" else (e.involved_namespace or e.namespace or "")
+    return e.involved_kind, (ns, e.involved_name)
+
+
+def event_in(scope: Scope, e: Event) -> bool:
+    """Is the Event about a subject of ``scope``?"""
+    subject = _event_subject(e)
+    if subject is None:
+        return False
+    kind, key = subject
+    if kind == "Pod":
+        return key in scope.pods
+    if kind == "ResourceClaim":
+        return key in scope.claims
+    return key[1] in scope.nodes
+
+
+def _allocation(c: ResourceClaim | None) -> object:
+    return None if c is None else (c.allocated, c.results)
+
+
+class _Index:
+    """The relations the closure walks, built from the state once per scope."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+
+    @cached_property
+    def pods_by_node(self) -> dict[str, list[Key]]:
+        out: dict[str, list[Key]] = {}
+        for key, p in self.state.pods.items():
+            if p.node_name:
+                out.setdefault(p.node_name, []).append(key)
+        return out
+
+    @cached_property
+    def claims_by_node(self) -> dict[str, list[Key]]:
+        out: dict[str, list[Key]] = {}
+        for key, c in self.state.claims.items():
+            for n in claim_nodes(self.state, c):
+                out.setdefault(n, []).append(key)
+        return out
+
+    @cached_property
+    def pods_by_uid(self) -> dict[str, Key]:
+        return {p.uid: key for key, p in self.state.pods.items() if p.uid}
+
+
+def claim_nodes(state: ClusterState, c: ResourceClaim) -> set[str]:
+    """Nodes a claim's allocation is on: its devices' nodes and ``allocation.nodeSelector``'s."""
+    out = set(c.allocation_nodes)
+    for r in c.results:
+        d = state.devices.get(r.device_key)
+        if d is not None and d.node_name:
+            out.add(d.node_name)
+    return out
+
+
+def close(state: ClusterState, claims: Iterable[Key] = (), pods: Iterable[Key] = (),
+          nodes: Iterable[str] = (), old: Iterable[KubeRecord] = ()) -> Scope:
+    """The smallest scope holding the given subjects and closed over the relations (module
+    docstring). ``old``: records as they were before the change (their nodes and claims are
+    subjects too: a claim moved off a node changes that node's findings)."""
+    idx = _Index(state)
+    want_claims, want_pods, want_nodes = set(claims), set(pods), set(nodes)
+    for r in old:
+        if isinstance(r, ResourceClaim):
+            want_claims.add(_key(r))
+            want_nodes |= claim_nodes(state, r)
+            want_pods.update(idx.pods_by_uid[x.uid] for x in r.reserved_for if x.uid in idx.pods_by_uid)
+        elif isinstance(r, Pod):
+            want_pods.add(_key(r))
+            if r.node_name:
+                want_nodes.add(r.node_name)
+            want_claims.update((r.namespace or "", n) for _, n in state.pod_claim_names(r) if n)
+    done_c: set[Key] = set()
+    done_p: set[Key] = set()
+    done_n: set[str] = set()
+    while True:
+        new_c, new_p, new_n = want_claims - done_c, want_pods - done_p, want_nodes - done_n
+        if not (new_c or new_p or new_n):
+            break
+        done_c |= new_c
+        done_p |= new_p
+        done_n |= new_n
+        for key in new_c:
+            c = state.claims.get(key)
+            if c is None:
+                continue
+            want_nodes |= claim_nodes(state, c)
+            want_pods.update(_key(p) for p in state.pods_using_claim(c))
+            want_pods.update(idx.pods_by_uid[x.uid] for x in c.reserved_for if x.uid in idx.pods_by_uid)
+        for key in new_p:
+            p = state.pods.get(key)
+            if p is None:
+                continue
+            if p.node_name:
+                want_nodes.add(p.node_name)
+            want_claims.update((p.namespace or "", n) for _, n in state.pod_claim_names(p) if n)
+        for n in new_n:
+            want_pods.update(idx.pods_by_node.get(n, ()))
+            want_claims.update(idx.claims_by_node.get(n, ()))
+    slices = frozenset(s.name for n in done_n for s in state.slices_on_node(n))
+    return Scope(frozenset(done_c), frozenset(done_p), frozenset(done_n), slices)
+
+
+def change_scope(state: ClusterState, changed: Iterable[tuple[KubeRecord | None, KubeRecord | None]]) -> Scope | None:
+    """The scope of a change: (record before, record after) per object created (None before),
+    updated or deleted (None after), against ``state``, the cluster after the change. None
+    when the change can reach the whole cluster (module docstring)."""
+    claims: set[Key] = set()
+    pods: set[Key] = set()
+    nodes: set[str] = set()
+    old: list[KubeRecord] = []
+    allocation_moved = False
+    claim_names_born: set[str] = set()
+    for before, after in changed:
+        for r in (before, after):
+            if r is None:
+                continue
+            if r.kind not in SCOPED_KINDS:
+                return None
+            if isinstance(r, Pod) and _pod_reaches_everything(state, r):
+                return None
+            if isinstance(r, Event):
+                subject = _event_subject(r)
+                if subject is None:
+                    return None
+                kind, key = subject
+                (pods if kind == "Pod" else claims if kind == "ResourceClaim" else nodes).add(
+                    key if kind != "Node" else key[1])  # type: ignore[arg-type]
+        if before is not None and not isinstance(before, Event):
+            old.append(before)
+        if after is not None and not isinstance(after, Event):
+            (claims if isinstance(after, ResourceClaim) else pods).add(_key(after))
+        if isinstance(before or after, ResourceClaim):
+            if _allocation(before) != _allocation(after):  # type: ignore[arg-type]
+                allocation_moved = True
+            if (before is None) != (after is None):
+                claim_names_born.add((before or after).name)  # type: ignore[union-attr]
+    if allocation_moved:
+        claims.update(k for k, c in state.claims.items() if not c.allocated)
+    if claim_names_born:
+        # A claim created or gone by this name: pods elsewhere naming it (claim_not_found
+        # lists the namespaces that have one) see it too.
+        pods.update(k for k, p in state.pods.items()
+                    if any(ref.claim_name in claim_names_born for ref in p.resource_claims))
+    return close(state, claims, pods, nodes, old)
+
+
+def _pod_reaches_everything(state: ClusterState, p: Pod) -> bool:
+    """A pod whose change the per-subject scope cannot follow: a DRA kubelet plugin (whether
+    a driver runs anywhere is read cluster-wide), a control-plane component (its version and
+    feature gates), anything in kube-system."""
+    return p.namespace == "kube-system" or state.is_kubelet_plugin(p)
+

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -102,7 +103,12 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: 
     """
     if model is None:
         model = load_model(cluster)
-    state = ClusterState.from_records(model.all(), prom or {})
+    state = _state(cluster, model, change) if not prom else None
+    if state is None:
+        state = ClusterState.from_records(model.all(), prom or {})
+    if not prom:
+        with _states_lock:
+            _states[cluster.pk] = (model, model.version, state)
     newest = model.newest_timestamp()
     when = now or _clock(cluster, newest)
     scope = None
@@ -132,6 +138,24 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: 
     return diagnose(state, when, thresholds()), when
 
 
+# cluster pk -> (the model, its version, the diagnosis state made from it): a worker's next
+# diagnosis patches the state with its sync's change instead of building it from every record.
+_states: dict[int, tuple[ClusterModel, int, ClusterState]] = {}
+_states_lock = threading.Lock()
+
+
+def _state(cluster: Cluster, model: ClusterModel, change: Change | None) -> ClusterState | None:
+    """The state this process made from ``model`` before ``change``, patched with it; None
+    when there is none (or the change is not one a patch follows)."""
+    if change is None:
+        return None
+    with _states_lock:
+        held = _states.pop(cluster.pk, None)
+    if held is None or held[0] is not model or held[1] != change.version_before:
+        return None
+    return held[2].patched(change.records)
+
+
 @dataclass(frozen=True)
 class Change:
     """What one sync changed, as the diagnosis needs it: (record before, record after) per
@@ -139,6 +163,7 @@ class Change:
 
     records: list[tuple[Any, Any]]
     newest_before: str | None
+    version_before: int = -1  # the model's ``version`` before the change
 
 
 def _open_global_refs(cluster: Cluster) -> set[ObjectRef]:

@@ -19,21 +19,38 @@ from inventory.records import KubeRecord
 class ClusterModel:
     records: dict[str, dict[str, KubeRecord]] = field(default_factory=dict)  # kind -> uid -> record
     newest: dict[str, str] = field(default_factory=dict)  # uid -> newest RFC 3339 timestamp in it
+    # Bumped by every change: what is derived from the model (a diagnosis state) names the
+    # version it was made from, so the next change can patch it instead of rebuilding it.
+    version: int = field(default=0, compare=False)
+    # The newest timestamp, kept as changes come (None: to be found again by a scan).
+    _newest_max: str | None = field(default=None, compare=False, repr=False)
+    _newest_known: bool = field(default=False, compare=False, repr=False)
 
     def put(self, uid: str, record: KubeRecord, newest: str | None = None) -> None:
         """Store ``record`` under ``uid`` (the stored row's uid, which a record of an object
         without ``metadata.uid`` shares: both come from ``inventory.kube.identity``)."""
         self.records.setdefault(record.kind, {})[uid] = record
+        self._newest_gone(uid)
         if newest:
             self.newest[uid] = newest
+            if self._newest_known and (self._newest_max is None or newest[:19] > self._newest_max[:19]):
+                self._newest_max = newest
         else:
             self.newest.pop(uid, None)
+        self.version += 1
 
     def delete(self, kind: str, uids: Iterable[str]) -> None:
         of_kind = self.records.get(kind, {})
         for uid in uids:
             of_kind.pop(uid, None)
+            self._newest_gone(uid)
             self.newest.pop(uid, None)
+        self.version += 1
+
+    def _newest_gone(self, uid: str) -> None:
+        old = self.newest.get(uid)
+        if old is not None and self._newest_known and self._newest_max is not None and old[:19] >= self._newest_max[:19]:
+            self._newest_known = False  # the newest may have gone: scan on the next question
 
     def apply(self, upserts: Iterable[tuple[str, KubeRecord, str | None]], deleted: Mapping[str, Iterable[str]]) -> None:
         """Apply one sync's changes: (uid, record, newest timestamp) of what it created or
@@ -57,4 +74,7 @@ class ClusterModel:
     def newest_timestamp(self) -> str | None:
         """The newest timestamp any object holds, compared on the second as
         ``inventory.snapshot.newest_timestamp`` does (UTC ``...Z`` text sorts in time order)."""
-        return max(self.newest.values(), key=lambda v: v[:19], default=None)
+        if not self._newest_known:
+            self._newest_max = max(self.newest.values(), key=lambda v: v[:19], default=None)
+            self._newest_known = True
+        return self._newest_max

@@ -77,6 +77,7 @@ class ModelAfterSync:
         # Each changed object's record before this sync, when the model before it was at hand.
         self.before: dict[tuple[str, str], object] | None = None
         self.newest_before: str | None = None
+        self.version_before = -1
         # The cluster's state before this sync (its _finish moves data_changed_at).
         self.basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
         with _models_lock:
@@ -89,6 +90,7 @@ class ModelAfterSync:
         """Apply this sync's changes to the model of the state before it, keeping what the
         changed objects were (``changed_records``)."""
         self.newest_before = model.newest_timestamp()
+        self.version_before = model.version
         before: dict[tuple[str, str], object] = {}
         for uid, record, _ in self.decoded:
             before[(record.kind, uid)] = model.records.get(record.kind, {}).get(uid)
@@ -98,15 +100,16 @@ class ModelAfterSync:
         model.apply(self.decoded, self.changes.deleted)
         self.before = before
 
-    def changed_records(self) -> tuple[list[tuple[object, object]], str | None] | None:
+    def changed_records(self) -> tuple[list[tuple[object, object]], str | None, int] | None:
         """((record before or None, record after or None) per object this sync created,
-        updated or deleted; the newest timestamp before it), once the model is made; None
+        updated or deleted; the newest timestamp and the model's ``version`` before it),
+        once the model is made; None
         when the state before the sync was not at hand (the model was read afresh) or the
         read was incomplete (what it missed may have changed)."""
         if self.before is None or self.model is None or self.changes.incomplete:
             return None
         pairs = [(old, self.model.records.get(kind, {}).get(uid)) for (kind, uid), old in self.before.items()]
-        return pairs, self.newest_before
+        return pairs, self.newest_before, self.version_before
 
     def __call__(self) -> ClusterModel:
         if self.model is None:

@@ -58,7 +58,14 @@ def is_container_toolkit(pod: Pod) -> bool:
 
 def driver_gaps(ctx: Context) -> dict[str, str]:
     """GPU nodes where the NVIDIA GPU driver publishes nothing: node -> ``empty_pool`` or
-    ``not_publishing``. Only when the GPU driver is meant to run in this cluster."""
+    ``not_publishing``. Only when the GPU driver is meant to run in this cluster. Once per
+    diagnosis (two rule families ask)."""
+    if "driver_gaps" not in ctx.memo:
+        ctx.memo["driver_gaps"] = _driver_gaps(ctx)
+    return ctx.memo["driver_gaps"]
+
+
+def _driver_gaps(ctx: Context) -> dict[str, str]:
     state = ctx.state
     gaps: dict[str, str] = {}
     if not state.gpu_driver_expected():

@@ -89,55 +89,17 @@ def _allocation(c: ResourceClaim | None) -> object:
     return None if c is None else (c.allocated, c.results)
 
 
-class _Index:
-    """The relations the closure walks, built from the state once per scope."""
-
-    def __init__(self, state: ClusterState) -> None:
-        self.state = state
-
-    @cached_property
-    def pods_by_node(self) -> dict[str, list[Key]]:
-        out: dict[str, list[Key]] = {}
-        for key, p in self.state.pods.items():
-            if p.node_name:
-                out.setdefault(p.node_name, []).append(key)
-        return out
-
-    @cached_property
-    def claims_by_node(self) -> dict[str, list[Key]]:
-        out: dict[str, list[Key]] = {}
-        for key, c in self.state.claims.items():
-            for n in claim_nodes(self.state, c):
-                out.setdefault(n, []).append(key)
-        return out
-
-    @cached_property
-    def pods_by_uid(self) -> dict[str, Key]:
-        return {p.uid: key for key, p in self.state.pods.items() if p.uid}
-
-
-def claim_nodes(state: ClusterState, c: ResourceClaim) -> set[str]:
-    """Nodes a claim's allocation is on: its devices' nodes and ``allocation.nodeSelector``'s."""
-    out = set(c.allocation_nodes)
-    for r in c.results:
-        d = state.devices.get(r.device_key)
-        if d is not None and d.node_name:
-            out.add(d.node_name)
-    return out
-
-
 def close(state: ClusterState, claims: Iterable[Key] = (), pods: Iterable[Key] = (),
           nodes: Iterable[str] = (), old: Iterable[KubeRecord] = ()) -> Scope:
     """The smallest scope holding the given subjects and closed over the relations (module
     docstring). ``old``: records as they were before the change (their nodes and claims are
     subjects too: a claim moved off a node changes that node's findings)."""
-    idx = _Index(state)
     want_claims, want_pods, want_nodes = set(claims), set(pods), set(nodes)
     for r in old:
         if isinstance(r, ResourceClaim):
             want_claims.add(_key(r))
-            want_nodes |= claim_nodes(state, r)
-            want_pods.update(idx.pods_by_uid[x.uid] for x in r.reserved_for if x.uid in idx.pods_by_uid)
+            want_nodes |= state.claim_nodes(r)
+            want_pods.update(_key(state.pods_by_uid()[x.uid]) for x in r.reserved_for if x.uid in state.pods_by_uid())
         elif isinstance(r, Pod):
             want_pods.add(_key(r))
             if r.node_name:
@@ -157,9 +119,9 @@ def close(state: ClusterState, claims: Iterable[Key] = (), pods: Iterable[Key] =
             c = state.claims.get(key)
             if c is None:
                 continue
-            want_nodes |= claim_nodes(state, c)
+            want_nodes |= state.claim_nodes(c)
             want_pods.update(_key(p) for p in state.pods_using_claim(c))
-            want_pods.update(idx.pods_by_uid[x.uid] for x in c.reserved_for if x.uid in idx.pods_by_uid)
+            want_pods.update(_key(state.pods_by_uid()[x.uid]) for x in c.reserved_for if x.uid in state.pods_by_uid())
         for key in new_p:
             p = state.pods.get(key)
             if p is None:
@@ -168,8 +130,8 @@ def close(state: ClusterState, claims: Iterable[Key] = (), pods: Iterable[Key] =
                 want_nodes.add(p.node_name)
             want_claims.update((p.namespace or "", n) for _, n in state.pod_claim_names(p) if n)
         for n in new_n:
-            want_pods.update(idx.pods_by_node.get(n, ()))
-            want_claims.update(idx.claims_by_node.get(n, ()))
+            want_pods.update(state.pods_by_node.get(n, ()))
+            want_claims.update(state.claims_by_node.get(n, ()))
     slices = frozenset(s.name for n in done_n for s in state.slices_on_node(n))
     return Scope(frozenset(done_c), frozenset(done_p), frozenset(done_n), slices)
 

@@ -158,7 +158,118 @@ class ClusterState:
 # ---- lookups ------------------------------------------------------------------------
 
     def pods_by_uid(self) -> dict[str, Pod]:
+        """uid -> pod (built once per state; do not change it)."""
+        return self._pods_by_uid
+
+    @cached_property
+    def _pods_by_uid(self) -> dict[str, Pod]:
         return {p.uid: p for p in self.pods.values() if p.uid}
+
+    @cached_property
+    def pods_by_node(self) -> dict[str, set[tuple[str, str]]]:
+        """node name -> (namespace, name) of the pods bound to it."""
+        out: dict[str, set[tuple[str, str]]] = {}
+        for key, p in self.pods.items():
+            if p.node_name:
+                out.setdefault(p.node_name, set()).add(key)
+        return out
+
+    @cached_property
+    def claims_by_node(self) -> dict[str, set[tuple[str, str]]]:
+        """node name -> (namespace, name) of the claims allocated there (``claim_nodes``)."""
+        out: dict[str, set[tuple[str, str]]] = {}
+        for key, c in self.claims.items():
+            for n in self.claim_nodes(c):
+                out.setdefault(n, set()).add(key)
+        return out
+
+    def claim_nodes(self, c: ResourceClaim) -> set[str]:
+        """Nodes a claim's allocation is on: its devices' nodes and ``allocation.nodeSelector``'s."""
+        out = set(c.allocation_nodes)
+        for r in c.results:
+            d = self.devices.get(r.device_key)
+            if d is not None and d.node_name:
+                out.add(d.node_name)
+        return out
+
+    # ---- a state changed in place of one rebuilt ------------------------------------------
+
+    def patched(self, changes: Iterable[tuple[rec.KubeRecord | None, rec.KubeRecord | None]]) -> ClusterState | None:
+        """This state after ``changes`` ((record before or None, record after or None) per
+        claim, pod or Event created, updated or deleted), as ``from_records`` would build it
+        from the changed records (same order of objects), in time linear in the change but
+        for copying the maps. The indexes the change cannot move are carried over, the
+        node and uid indexes patched, the others built again on first use. None when the
+        change holds another kind, a kubelet-plugin or control-plane pod, or removes the
+        last object of a kind (then build the state with ``from_records``)."""
+        claims = dict(self.claims)
+        pods = dict(self.pods)
+        events: dict[int, Event] = dict(enumerate(self.events))
+        event_at = {(e.namespace, e.name, e.uid): i for i, e in events.items()}
+        nxt = len(events)
+        kinds = set(self.kinds_seen)
+        pods_moved: list[tuple[Pod | None, Pod | None]] = []
+        claims_moved: list[tuple[ResourceClaim | None, ResourceClaim | None]] = []
+        for before, after in changes:
+            for r in (before, after):
+                if r is None:
+                    continue
+                if not isinstance(r, (ResourceClaim, Pod, Event)):
+                    return None
+                if isinstance(r, Pod) and (r.namespace == "kube-system" or self.is_kubelet_plugin(r)):
+                    return None
+            if isinstance(before or after, Event):
+                if before is not None:
+                    i = event_at.pop((before.namespace, before.name, before.uid), None)
+                    if i is not None and after is not None and after.uid == before.uid:
+                        events[i] = after  # updated in place, as the model keeps it
+                        event_at[(after.namespace, after.name, after.uid)] = i
+                        continue
+                    if i is not None:
+                        del events[i]
+                if after is not None:
+                    events[nxt] = after
+                    event_at[(after.namespace, after.name, after.uid)] = nxt
+                    nxt += 1
+                continue
+            target = claims if isinstance(before or after, ResourceClaim) else pods
+            key = (before.namespace or "", before.name) if before is not None else None
+            if key is not None and (after is None or before.uid != after.uid) and target.get(key) is before:
+                del target[key]  # not a namesake the same sync created
+            if after is not None:
+                akey = (after.namespace or "", after.name)
+                if (held := target.get(akey)) is not None and held.uid != after.uid:
+                    del target[akey]  # a namesake re-created: at the end, as a new uid is in the model
+                target[akey] = after
+                kinds.add(after.kind)
+            (claims_moved if target is claims else pods_moved).append((before, after))  # type: ignore[arg-type]
+        if not pods or not claims or (not events and "Event" in self.kinds_seen):
+            return None
+        new = ClusterState(
+            nodes=self.nodes, device_classes=self.device_classes, slices=self.slices, devices=self.devices,
+            claims=claims, templates=self.templates, pods=pods, events=tuple(events.values()),
+            daemonsets=self.daemonsets, taint_rules=self.taint_rules, components=self.components,
+            cluster_roles=self.cluster_roles, config_maps=self.config_maps, prom=self.prom,
+            kinds_seen=frozenset(kinds), errors=self.errors,
+        )  # fmt: skip
+        for name in ("_slices_by_node", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node"):
+            if name in self.__dict__:  # what only slices, DaemonSets and plugin pods move
+                new.__dict__[name] = self.__dict__[name]
+        if "pods_by_node" in self.__dict__:
+            new.__dict__["pods_by_node"] = _moved(self.pods_by_node, (
+                (b and b.node_name and {b.node_name}, a and a.node_name and {a.node_name}, b or a) for b, a in pods_moved))
+        if "claims_by_node" in self.__dict__:
+            new.__dict__["claims_by_node"] = _moved(self.claims_by_node, (
+                (b and self.claim_nodes(b), a and new.claim_nodes(a), b or a) for b, a in claims_moved))
+        if "_pods_by_uid" in self.__dict__:
+            by_uid = dict(self._pods_by_uid)
+            for before, after in pods_moved:
+                if before is not None and before.uid and by_uid.get(before.uid) is before:
+                    del by_uid[before.uid]
+                if after is not None and after.uid:
+                    by_uid[after.uid] = after
+            new.__dict__["_pods_by_uid"] = by_uid
+        return new
 
     # Indexes built on first use (the dataclass is frozen; ``cached_property`` writes to the
     # instance dict directly). Rules ask per claim and per node; scanning every pod, event or
@@ -316,6 +427,21 @@ class ClusterState:
     def template_requests(self, namespace: str, name: str) -> tuple[DeviceRequest, ...] | None:
         t = self.templates.get((namespace, name))
         return t.requests if t is not None else None
+
+
+def _moved(index: dict[str, set[tuple[str, str]]], moves: Iterable[tuple[Any, Any, Any]]) -> dict[str, set[tuple[str, str]]]:
+    """``index`` (node -> object keys) with each (nodes before, nodes after, record) moved;
+    the sets of untouched nodes are shared, not copied."""
+    out = dict(index)
+    copied: set[str] = set()
+    for before, after, r in moves:
+        key = (r.namespace or "", r.name)
+        for n, add in [*((n, False) for n in before or ()), *((n, True) for n in after or ())]:
+            if n not in copied:
+                out[n] = set(out.get(n, ()))
+                copied.add(n)
+            (out[n].add if add else out[n].discard)(key)
+    return out
 
 
 # ---- derived facts -------------------------------------------------------------------------

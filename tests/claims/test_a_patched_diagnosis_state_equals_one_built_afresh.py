@@ -1,0 +1,102 @@
+"""``ClusterState.patched`` (a worker's diagnosis state moved by one sync's change) equals the
+state ``from_records`` builds from the changed model: the same objects in the same order, and
+the node and uid indexes it carries over or patches, through claims, pods and Events created,
+updated, deleted and re-created under their names."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+from claims.diagnosis.state import ClusterState
+from devtools.benchfleet import generate_benchmark_fleet
+from inventory.kube import identity
+from inventory.model import ClusterModel
+from inventory.records import parse_object
+
+
+def _uid(r):
+    return identity(r.kind, r.namespace or "", r.name, r.uid or "")
+
+
+def _model(objects):
+    m = ClusterModel()
+    for o in objects:
+        r = parse_object(o)
+        if r is not None:
+            m.put(_uid(r), r)
+    return m
+
+
+def _compare(patched: ClusterState, fresh: ClusterState) -> None:
+    assert list(patched.claims.items()) == list(fresh.claims.items())
+    assert list(patched.pods.items()) == list(fresh.pods.items())
+    assert patched.events == fresh.events
+    assert patched.kinds_seen == fresh.kinds_seen
+    assert patched.pods_by_node == fresh.pods_by_node
+    assert patched.claims_by_node == fresh.claims_by_node
+    assert patched.pods_by_uid() == fresh.pods_by_uid()
+    assert patched.plugin_pods_on_node("node-0000") == fresh.plugin_pods_on_node("node-0000")
+
+
+def _raw_changes(objects, rng, n):
+    """``n`` changes to distinct claims, pods and Events of ``objects`` (None: deleted):
+    (kind of change, index)."""
+    idx = [i for i, o in enumerate(objects) if o is not None and o["kind"] in ("ResourceClaim", "Pod", "Event")
+           and o["metadata"].get("namespace") != "kube-system" and "kubelet-plugin" not in str(o["metadata"].get("labels"))]
+    return [(rng.choice(["update", "delete", "recreate", "create"]), i) for i in rng.sample(idx, n)]
+
+
+def test_patched_states_follow_every_kind_of_change():
+    objects = generate_benchmark_fleet(2)
+    rng = random.Random(7)
+    model = _model(objects)
+    state = ClusterState.from_records(model.all())
+    for _ in range(4):  # the indexes are built on first use: build them, then patch
+        _ = state.pods_by_node, state.claims_by_node, state.pods_by_uid(), state.plugin_pods_on_node("node-0000")
+    rv = 50_000_000
+    for step in range(30):
+        pairs = []
+        for what, i in _raw_changes(objects, rng, rng.randint(1, 4)):
+            o = copy.deepcopy(objects[i])
+            rv += 1
+            o["metadata"]["resourceVersion"] = str(rv)
+            old = parse_object(objects[i])
+            if what == "delete":
+                held = model.records[old.kind][_uid(old)]
+                model.delete(old.kind, [_uid(old)])
+                pairs.append((held, None))
+                objects[i] = None
+                continue
+            if what == "recreate":
+                o["metadata"]["uid"] = f"re-{rv}"
+            elif what == "create":
+                o["metadata"]["uid"] = f"new-{rv}"
+                o["metadata"]["name"] = f"{o['metadata']['name']}-{rv}"
+            else:
+                o["metadata"].setdefault("annotations", {})["step"] = str(step)
+            new = parse_object(o)
+            if what == "create":
+                objects.append(o)
+            else:
+                objects[i] = o
+            if what == "recreate":
+                held = model.records[old.kind][_uid(old)]
+                model.delete(old.kind, [_uid(old)])
+                pairs.append((held, None))
+            before = model.records.get(new.kind, {}).get(_uid(new))
+            model.put(_uid(new), new)
+            pairs.append((before, new))
+        patched = state.patched(pairs)
+        fresh = ClusterState.from_records(model.all())
+        assert patched is not None
+        _compare(patched, fresh)
+        state = patched
+
+
+def test_a_change_to_another_kind_is_not_patched():
+    objects = generate_benchmark_fleet(1)
+    model = _model(objects)
+    state = ClusterState.from_records(model.all())
+    node = next(r for r in model.all() if r.kind == "Node")
+    assert state.patched([(node, node)]) is None

@@ -249,7 +249,7 @@ def _running_status(b: ClusterBuilder, namespace: str, name: str, node: str, con
 
 
 def _ds_pod(b: ClusterBuilder, ds: DaemonSetSpec, owner: dict[str, Any], node: str, created: datetime) -> dict[str, Any]:
-    name = f"{ds.name}-{b.suffix()}"
+    name = b.pod_name(ds.namespace, ds.name)
     vol = f"kube-api-access-{b.suffix()}"
     spec = _ds_pod_spec(ds, node, vol)
     meta = owner["metadata"]
@@ -283,7 +283,7 @@ def _cpu_pod(b: ClusterBuilder, app: tuple[str, str, str, int], node: str, creat
     ns, name_, image, port = app
     rs_hash = b.uid("rs", ns, name_).replace("-", "")[:9]
     rs = f"{name_}-{rs_hash}"
-    name = f"{rs}-{b.suffix()}"
+    name = b.pod_name(ns, rs)
     vol = f"kube-api-access-{b.suffix()}"
     container = _container("main", image, "500m", "1Gi", port, vol, privileged=False)
     if port:

@@ -286,6 +286,7 @@ class ClusterBuilder:
         self.nodes: dict[str, dict[str, Any]] = {}
         self.node_specs: dict[str, NodeSpec] = {}
         self.taken: set[tuple[str, str]] = set()
+        self.names: set[tuple[str, str]] = set()  # (namespace, name) of the pods made so far
         self._ip = 10
 
     # -- identity and time -------------------------------------------------------------------
@@ -301,6 +302,14 @@ class ClusterBuilder:
 
     def suffix(self, n: int = 5) -> str:
         return "".join(self.rng.choice(_SUFFIX_ALPHABET) for _ in range(n))
+
+    def pod_name(self, namespace: str, prefix: str) -> str:
+        """``prefix-xxxxx`` not yet used in ``namespace``: as the API server, which draws again
+        when a generated name is taken (a 5,000-node DaemonSet meets a repeat otherwise)."""
+        while (namespace, name := f"{prefix}-{self.suffix()}") in self.names:
+            pass
+        self.names.add((namespace, name))
+        return name
 
     def container_id(self, namespace: str, pod: str, container: str) -> str:
         """``containerd://`` + 64 hex digits, stable per pod and container."""
@@ -655,7 +664,7 @@ class ClusterBuilder:
         if owner_kind == "ReplicaSet":
             rs_hash = "".join(_SUFFIX_ALPHABET[int(c, 16)] for c in self.uid("rs", namespace, app).replace("-", "")[:9])
             rs = f"{app}-{rs_hash}"
-            pod_name = f"{rs}-{self.suffix()}"
+            pod_name = self.pod_name(namespace, rs)
             owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": self.uid("ReplicaSet", namespace, rs)}
             labels = {"app": app, "pod-template-hash": rs_hash}
         elif owner_kind == "StatefulSet":
@@ -663,7 +672,7 @@ class ClusterBuilder:
             owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": app, "uid": self.uid("StatefulSet", namespace, app)}
             labels = {"app": app, "apps.kubernetes.io/pod-index": "0", "statefulset.kubernetes.io/pod-name": pod_name}
         else:  # Job
-            pod_name = f"{app}-{self.suffix()}"
+            pod_name = self.pod_name(namespace, app)
             owner = {"apiVersion": "batch/v1", "kind": "Job", "name": app, "uid": self.uid("Job", namespace, app)}
             labels = {"batch.kubernetes.io/job-name": app, "job-name": app}
         pod_uid = self.uid("Pod", namespace, pod_name)

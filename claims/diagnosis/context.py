@@ -103,7 +103,15 @@ class Context:
     def each_device(self) -> Iterable[Device]:
         """Devices of the scope's nodes (and those on no node: a scope cannot place them)."""
         sc = self.scope
-        return self._subjects("devices", self.state.devices.values(), lambda d: not d.node_name or d.node_name in sc.nodes)
+        if sc is None:
+            return self.state.devices.values()
+        if "devices" not in self._scoped:  # by slice: the scope's are few, the devices many
+            devices = self.state.devices
+            self._scoped["devices"] = list({
+                d.key: devices[d.key] for s in self.state.slices if not s.node_name or s.node_name in sc.nodes
+                for d in s.devices if d.key in devices and (not d.node_name or d.node_name in sc.nodes)
+            }.values())
+        return self._scoped["devices"]
 
     def telemetry(self) -> tuple[list[DcgmSample], TelemetryJoin]:
         """The DCGM samples of every scrape in ``state.prom`` and their join to the slice

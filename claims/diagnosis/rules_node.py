@@ -476,7 +476,7 @@ def _render_mig_not_published(v: Verdict) -> tuple[str, str]:
 def rule_overlapping_devices(ctx: Context) -> Iterator[Verdict]:
     """overlapping_devices_double_allocation: a whole GPU and its MIG instances both allocated."""
     state = ctx.state
-    by_uuid = {(d.driver, d.node_name, d.uuid): d for d in state.devices.values() if d.uuid}
+    by_uuid = state.devices_by_uuid
     clashes: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
     for child in ctx.each_device():
         if not child.parent_uuid:

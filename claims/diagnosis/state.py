@@ -166,6 +166,11 @@ class ClusterState:
         return {p.uid: p for p in self.pods.values() if p.uid}
 
     @cached_property
+    def devices_by_uuid(self) -> dict[tuple[str, str | None, str], Device]:
+        """(driver, node, uuid) -> device, for the devices that publish a uuid."""
+        return {(d.driver, d.node_name, d.uuid): d for d in self.devices.values() if d.uuid}
+
+    @cached_property
     def pods_by_node(self) -> dict[str, set[tuple[str, str]]]:
         """node name -> (namespace, name) of the pods bound to it."""
         out: dict[str, set[tuple[str, str]]] = {}
@@ -208,6 +213,9 @@ class ClusterState:
         event_at = {(e.namespace, e.name, e.uid): i for i, e in events.items()}
         nxt = len(events)
         kinds = set(self.kinds_seen)
+        # Each pod's place in ``pods`` (kept when ``_pods_by_claim`` is, to patch it in order).
+        pod_seq = dict(self.__dict__["_pod_seq"]) if "_pods_by_claim" in self.__dict__ else None
+        seq_next = self.__dict__.get("_pod_seq_next", 0)
         pods_moved: list[tuple[Pod | None, Pod | None]] = []
         claims_moved: list[tuple[ResourceClaim | None, ResourceClaim | None]] = []
         for before, after in changes:
@@ -233,13 +241,19 @@ class ClusterState:
                     nxt += 1
                 continue
             target = claims if isinstance(before or after, ResourceClaim) else pods
+            seq = pod_seq if target is pods else None
             key = (before.namespace or "", before.name) if before is not None else None
             if key is not None and (after is None or before.uid != after.uid) and target.get(key) is before:
                 del target[key]  # not a namesake the same sync created
+                if seq is not None:
+                    del seq[key]
             if after is not None:
                 akey = (after.namespace or "", after.name)
                 if (held := target.get(akey)) is not None and held.uid != after.uid:
                     del target[akey]  # a namesake re-created: at the end, as a new uid is in the model
+                if seq is not None and akey not in target:
+                    seq[akey] = seq_next
+                    seq_next += 1
                 target[akey] = after
                 kinds.add(after.kind)
             (claims_moved if target is claims else pods_moved).append((before, after))  # type: ignore[arg-type]
@@ -252,7 +266,7 @@ class ClusterState:
             cluster_roles=self.cluster_roles, config_maps=self.config_maps, prom=self.prom,
             kinds_seen=frozenset(kinds), errors=self.errors,
         )  # fmt: skip
-        for name in ("_slices_by_node", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node"):
+        for name in ("_slices_by_node", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node", "devices_by_uuid"):
             if name in self.__dict__:  # what only slices, DaemonSets and plugin pods move
                 new.__dict__[name] = self.__dict__[name]
         if "pods_by_node" in self.__dict__:
@@ -269,7 +283,58 @@ class ClusterState:
                 if after is not None and after.uid:
                     by_uid[after.uid] = after
             new.__dict__["_pods_by_uid"] = by_uid
+        if pod_seq is not None:
+            new.__dict__["_pod_seq"], new.__dict__["_pod_seq_next"] = pod_seq, seq_next
+            self._patch_pods_by_claim(new, pods_moved, claims_moved)
         return new
+
+    def _patch_pods_by_claim(self, new: ClusterState, pods_moved: list[tuple[Any, Any]],
+                             claims_moved: list[tuple[Any, Any]]) -> None:
+        """``new``'s claims-by-owner and pods-by-claim indexes from this state's: the entries
+        of the changed pods, and of the pods that own a changed claim (their template entries
+        resolve to it), taken out as this state resolved them and put back as ``new`` does,
+        each list in the order of ``new.pods``."""
+        owners = dict(self._claims_by_owner)
+        for before, after in claims_moved:
+            if before is not None:
+                k = (before.namespace, before.owner_pod_uid, before.pod_claim_name)
+                if owners.get(k) == before.name:
+                    del owners[k]
+            if after is not None:
+                owners.setdefault((after.namespace, after.owner_pod_uid, after.pod_claim_name), after.name)
+        new.__dict__["_claims_by_owner"] = owners
+        moved = list(pods_moved)
+        for before, after in claims_moved:  # pods whose template entry resolves to a changed claim
+            for uid in {c.owner_pod_uid for c in (before, after) if c is not None and c.owner_pod_uid}:
+                old_pod, new_pod = self.pods_by_uid().get(uid), new.pods_by_uid().get(uid)
+                if old_pod is not None or new_pod is not None:
+                    moved.append((old_pod, new_pod))
+        index = dict(self._pods_by_claim)
+        copied: set[tuple[str, str]] = set()
+        seq = new.__dict__["_pod_seq"]
+
+        def edit(key: tuple[str, str]) -> list[Pod]:
+            if key not in copied:
+                index[key] = list(index.get(key, ()))
+                copied.add(key)
+            return index[key]
+
+        for before, after in moved:
+            if before is not None:
+                for name in dict.fromkeys(n for _, n in self.pod_claim_names(before) if n is not None):
+                    lst = edit((before.namespace, name))
+                    lst[:] = [p for p in lst if p is not before]
+            if after is not None and new.pods.get((after.namespace or "", after.name)) is after:
+                for name in dict.fromkeys(n for _, n in new.pod_claim_names(after) if n is not None):
+                    lst = edit((after.namespace, name))
+                    if not any(p is after for p in lst):
+                        lst.append(after)
+        for key in copied:
+            lst = index[key]
+            lst.sort(key=lambda p: seq[(p.namespace or "", p.name)])
+            if not lst:
+                del index[key]
+        new.__dict__["_pods_by_claim"] = index
 
     # Indexes built on first use (the dataclass is frozen; ``cached_property`` writes to the
     # instance dict directly). Rules ask per claim and per node; scanning every pod, event or
@@ -283,7 +348,14 @@ class ClusterState:
         return out
 
     @cached_property
+    def _pod_seq(self) -> dict[tuple[str, str], int]:
+        """Each pod's place in ``pods`` (``patched`` keeps the pods-by-claim lists in it)."""
+        self.__dict__["_pod_seq_next"] = len(self.pods)
+        return {k: i for i, k in enumerate(self.pods)}
+
+    @cached_property
     def _pods_by_claim(self) -> dict[tuple[str, str], list[Pod]]:
+        _ = self._pod_seq  # with it, a patched state patches this index in order
         out: dict[tuple[str, str], list[Pod]] = {}
         for pod in self.pods.values():
             for name in dict.fromkeys(n for _, n in self.pod_claim_names(pod) if n is not None):

@@ -37,6 +37,10 @@ def _compare(patched: ClusterState, fresh: ClusterState) -> None:
     assert patched.claims_by_node == fresh.claims_by_node
     assert patched.pods_by_uid() == fresh.pods_by_uid()
     assert patched.plugin_pods_on_node("node-0000") == fresh.plugin_pods_on_node("node-0000")
+    for c in fresh.claims.values():
+        assert patched.pods_using_claim(c) == fresh.pods_using_claim(c), c.name
+    for p in fresh.pods.values():
+        assert patched.pod_claim_names(p) == fresh.pod_claim_names(p), p.name
 
 
 def _raw_changes(objects, rng, n):
@@ -54,6 +58,7 @@ def test_patched_states_follow_every_kind_of_change():
     state = ClusterState.from_records(model.all())
     for _ in range(4):  # the indexes are built on first use: build them, then patch
         _ = state.pods_by_node, state.claims_by_node, state.pods_by_uid(), state.plugin_pods_on_node("node-0000")
+        _ = [state.pods_using_claim(c) for c in state.claims.values()]
     rv = 50_000_000
     for step in range(30):
         pairs = []

@@ -207,7 +207,7 @@ def object_uids(cluster: Cluster, refs: set[Ref]) -> dict[Ref, str]:
         qs, namespaced = stored_of_kind(cluster, kind)
         names = sorted({r[2] for r in wanted})
         for i in range(0, len(names), 400):
-            chunk = qs.filter(name__in=names[i : i + 400])
+            chunk = qs.filter(name__in=names[i : i + 400]).order_by()
             if namespaced:
                 for ns, name, uid in chunk.values_list("namespace", "name", "uid"):
                     out[(kind, ns or "", name)] = uid
@@ -359,7 +359,7 @@ def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime,
     counts = RecordCounts()
     scope: Scope | None = getattr(findings, "scope", None)
     open_q = Finding.objects.filter(cluster=cluster, resolved_at__isnull=True)
-    claim_q = ResourceClaim.objects.filter(cluster=cluster)
+    claim_q = ResourceClaim.objects.filter(cluster=cluster).order_by()  # by key: no ordering index
     if scope is None:
         open_list = list(open_q)
     else:
@@ -369,10 +369,19 @@ def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime,
             open_list.extend(open_q.filter(uid__in=suids[i:i + 500]).exclude(category__in=GLOBAL_CATEGORIES).exclude(uid=""))
         open_list = [r for r in open_list if r.category in GLOBAL_CATEGORIES
                      or scope.covers(ObjectRef(r.kind, r.namespace or None, r.name))]
+    fields = ("pk", "uid", "namespace", "name", "state", "node_name")
+    if scope is None:
+        rows = [_ClaimRow(*v) for v in claim_q.values_list(*fields)]
+    else:  # by key, a query per chunk (an OR of both would read every claim of the cluster)
         wanted_uids = sorted(set(suids) | (changed_claims or set()))
         pks = sorted({r.claim_id for r in open_list if r.claim_id})
-        claim_q = claim_q.filter(Q(pk__in=pks) | Q(uid__in=wanted_uids)) if len(wanted_uids) < 30000 else claim_q
-    rows = [_ClaimRow(*v) for v in claim_q.values_list("pk", "uid", "namespace", "name", "state", "node_name")]
+        found = {}
+        for i in range(0, len(wanted_uids), 500):
+            found.update((v[0], v) for v in claim_q.filter(uid__in=wanted_uids[i:i + 500]).values_list(*fields))
+        pks = [pk for pk in pks if pk not in found]
+        for i in range(0, len(pks), 500):
+            found.update((v[0], v) for v in claim_q.filter(pk__in=pks[i:i + 500]).values_list(*fields))
+        rows = [_ClaimRow(*v) for v in found.values()]
     by_uid = {r.uid: r for r in rows}
     by_pk = {r.pk: r for r in rows}
     uids = object_uids(cluster, {_ref(o) for f in findings for o in f.objects})

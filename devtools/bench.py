@@ -22,7 +22,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -185,3 +186,23 @@ def vacuum() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cur:
             cur.execute("VACUUM ANALYZE")
+
+
+@contextmanager
+def read_end() -> Iterator[list[float]]:
+    """While open, each sync's source stream records (``time.monotonic()``) when its last
+    object was handed over; yields the list of those moments."""
+    from inventory import sources
+
+    ends: list[float] = []
+    items = sources.ReadResult.items
+
+    def timed_items(self):
+        yield from items(self)
+        ends.append(time.monotonic())
+
+    sources.ReadResult.items = timed_items
+    try:
+        yield ends
+    finally:
+        sources.ReadResult.items = items

@@ -310,6 +310,21 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
 COUNTER_KINDS = frozenset({"ResourceSlice", "ResourceClaim", "DeviceTaintRule"})
 
 
+# cluster pk -> (the model, the ResourceSlice records it was found from, the nodes whose
+# devices consume counters): found again only when the slices changed.
+_counter_nodes_seen: dict[int, tuple[ClusterModel, dict, frozenset[str]]] = {}
+
+
+def _counter_nodes(cluster: Cluster, model: ClusterModel, slices: list) -> frozenset[str]:
+    of_kind = model.records.get("ResourceSlice", {})
+    seen = _counter_nodes_seen.get(cluster.pk)
+    if seen is not None and seen[0] is model and seen[1] == of_kind:  # the same slice records
+        return seen[2]
+    names = frozenset(s.node_name for s in slices if s.node_name and any(d.consumes_counters for d in s.devices))
+    _counter_nodes_seen[cluster.pk] = (model, dict(of_kind), names)
+    return names
+
+
 def counter_node_summaries(cluster: Cluster, model: ClusterModel) -> int:
     """``free_count`` and ``mig_count`` of the nodes whose devices draw on shared counters
     (NVIDIA's dynamic MIG publishes every possible placement): what ``capacity`` says can be
@@ -320,7 +335,7 @@ def counter_node_summaries(cluster: Cluster, model: ClusterModel) -> int:
     from .models import Node
 
     slices = list(model.of_kinds(["ResourceSlice"]))
-    names = {s.node_name for s in slices if s.node_name and any(d.consumes_counters for d in s.devices)}
+    names = _counter_nodes(cluster, model, slices)
     if not names:
         return 0
     claims = [c for c in model.of_kinds(["ResourceClaim"]) if c.allocated]

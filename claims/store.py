@@ -131,11 +131,44 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: 
         else:
             findings = Findings(result.findings)
             findings.failures, findings.scope = result.failures, result.scope
+            findings.uid_of = _state_uids(state, findings)
             # With what the changed objects were: a claim re-created under its name has a new uid.
             findings.scope_uids = _scope_uids(state, result.scope) | {
                 _stored_uid(r) for pair in change.records for r in pair if r is not None}
             return findings, when
-    return diagnose(state, when, thresholds()), when
+    findings = diagnose(state, when, thresholds())
+    findings.uid_of = _state_uids(state, findings)
+    return findings, when
+
+
+# Kinds whose stored objects the diagnosis state holds every one of: a ref of these kinds not in
+# the state is of an object not stored.
+_STATE_KINDS = frozenset({"ResourceClaim", "Pod", "Node", "DeviceClass", "ResourceClaimTemplate", "ResourceSlice"})
+
+
+def _state_uids(state: ClusterState, findings: list[Diagnosis]) -> dict[Ref, str | None]:
+    """The stored uid of each object the findings name, from the state (what ``object_uids``
+    asks the database for), None for an object of ``_STATE_KINDS`` that is not stored; the
+    refs of other kinds are left to ``object_uids``."""
+    slices: dict[str, Any] | None = None
+    by_key: dict[str, Any] = {"ResourceClaim": state.claims, "Pod": state.pods, "ResourceClaimTemplate": state.templates}
+    by_name: dict[str, Any] = {"Node": state.nodes, "DeviceClass": state.device_classes}
+    out: dict[Ref, str | None] = {}
+    for f in findings:
+        for o in f.objects:
+            ref = _ref(o)
+            if ref in out or ref[0] not in _STATE_KINDS:
+                continue
+            kind, ns, name = ref
+            if kind == "ResourceSlice":
+                slices = slices if slices is not None else {s.name: s for s in state.slices}
+                r = slices.get(name)
+            elif kind in by_name:
+                r = by_name[kind].get(name)
+            else:
+                r = by_key[kind].get((ns, name))
+            out[ref] = _stored_uid(r) if r is not None else None
+    return out
 
 
 # cluster pk -> (the model, its version, the diagnosis state made from it): a worker's next
@@ -384,7 +417,10 @@ def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime,
         rows = [_ClaimRow(*v) for v in found.values()]
     by_uid = {r.uid: r for r in rows}
     by_pk = {r.pk: r for r in rows}
-    uids = object_uids(cluster, {_ref(o) for f in findings for o in f.objects})
+    refs = {_ref(o) for f in findings for o in f.objects}
+    known: dict[Ref, str | None] = getattr(findings, "uid_of", None) or {}
+    uids = {r: u for r in refs if (u := known.get(r)) is not None}
+    uids.update(object_uids(cluster, {r for r in refs if r not in known}))
     with transaction.atomic():
         counts.state_transitions = _record_states(cluster, rows, now, only=changed_claims if scope is not None else None)
         open_rows = {f.fingerprint: f for f in open_list}

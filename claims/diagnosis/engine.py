@@ -128,6 +128,7 @@ class Findings(list[Finding]):
     failures: tuple[AnalysisFailure, ...] = ()
     scope: Scope | None = None  # a scoped diagnosis: what it covered
     scope_uids: frozenset[str] | set[str] = frozenset()  # the stored uids of the scope's objects
+    uid_of: dict | None = None  # (kind, namespace, name) -> stored uid, from the state (``claims.store``)
 
 
 @dataclass(frozen=True)

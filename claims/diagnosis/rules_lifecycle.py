@@ -17,7 +17,16 @@ from inventory.records import Node, Pod
 
 
 def _rejecting_nodes(ctx: Context, pod: Pod) -> list[Node]:
-    """Nodes that refuse the pod before DRA is considered: cordoned or untolerated taint."""
+    """Nodes that refuse the pod before DRA is considered: cordoned or untolerated taint.
+    Once per set of tolerations and diagnosis: it is all the pod's own facts it reads, and a
+    fleet's pending pods share a few (each scanned every node: 2,600 pods x 5,000 nodes)."""
+    key = ("rejecting_nodes", pod.tolerations)
+    if key not in ctx.memo:
+        ctx.memo[key] = _scan_rejecting(ctx, pod)
+    return list(ctx.memo[key])
+
+
+def _scan_rejecting(ctx: Context, pod: Pod) -> list[Node]:
     out = []
     for node in ctx.state.nodes.values():
         if node.unschedulable:

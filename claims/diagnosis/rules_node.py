@@ -537,10 +537,7 @@ def rule_unprepare_blocked(ctx: Context) -> Iterator[Verdict]:
             continue
         if not ctx.older_than(pod.deletion_timestamp, ctx.thresholds.deleting_seconds):
             continue
-        held = [
-            c for (ns, _), c in state.claims.items()
-            if ns == pod.namespace and any(r.uid == pod.uid for r in c.reserved_for)
-        ]
+        held = [c for c in state.claims_reserving(pod.uid) if c.namespace == pod.namespace]
         if not held:
             continue
         plugins = state.plugin_pods_on_node(pod.node_name)

@@ -165,6 +165,18 @@ class ClusterState:
     def _pods_by_uid(self) -> dict[str, Pod]:
         return {p.uid: p for p in self.pods.values() if p.uid}
 
+    def claims_reserving(self, uid: str) -> list[ResourceClaim]:
+        """The claims whose ``status.reservedFor`` names the consumer ``uid``, in claims order."""
+        return list(self._claims_by_reserved.get(uid, ())) if uid else []
+
+    @cached_property
+    def _claims_by_reserved(self) -> dict[str, list[ResourceClaim]]:
+        out: dict[str, list[ResourceClaim]] = {}
+        for c in self.claims.values():
+            for r in dict.fromkeys(r.uid for r in c.reserved_for if r.uid):
+                out.setdefault(r, []).append(c)
+        return out
+
     @cached_property
     def devices_by_uuid(self) -> dict[tuple[str, str | None, str], Device]:
         """(driver, node, uuid) -> device, for the devices that publish a uuid."""

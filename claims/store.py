@@ -393,8 +393,10 @@ def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime,
     scope: Scope | None = getattr(findings, "scope", None)
     open_q = Finding.objects.filter(cluster=cluster, resolved_at__isnull=True)
     claim_q = ResourceClaim.objects.filter(cluster=cluster).order_by()  # by key: no ordering index
+    fields = ("pk", "uid", "namespace", "name", "state", "node_name")
     if scope is None:
         open_list = list(open_q)
+        rows = [_ClaimRow(*v) for v in claim_q.values_list(*fields)]
     else:
         suids = sorted(getattr(findings, "scope_uids", ()))
         open_list = list(open_q.filter(Q(category__in=GLOBAL_CATEGORIES) | Q(uid="")))
@@ -402,10 +404,7 @@ def record_diagnosis(cluster: Cluster, findings: list[Diagnosis], now: datetime,
             open_list.extend(open_q.filter(uid__in=suids[i:i + 500]).exclude(category__in=GLOBAL_CATEGORIES).exclude(uid=""))
         open_list = [r for r in open_list if r.category in GLOBAL_CATEGORIES
                      or scope.covers(ObjectRef(r.kind, r.namespace or None, r.name))]
-    fields = ("pk", "uid", "namespace", "name", "state", "node_name")
-    if scope is None:
-        rows = [_ClaimRow(*v) for v in claim_q.values_list(*fields)]
-    else:  # by key, a query per chunk (an OR of both would read every claim of the cluster)
+        # The claims by key, a query per chunk (an OR of both would read every claim of the cluster).
         wanted_uids = sorted(set(suids) | (changed_claims or set()))
         pks = sorted({r.claim_id for r in open_list if r.claim_id})
         found = {}

@@ -57,9 +57,6 @@ class Scope:
     def covers(self, ref: ObjectRef) -> bool:
         return ObjectRef(ref.kind, ref.namespace or None, ref.name) in self.refs
 
-    def size(self) -> int:
-        return len(self.claims) + len(self.pods) + len(self.nodes)
-
 
 def _key(r: KubeRecord) -> Key:
     return (r.namespace or "", r.name)
@@ -95,16 +92,21 @@ def close(state: ClusterState, claims: Iterable[Key] = (), pods: Iterable[Key] =
     docstring). ``old``: records as they were before the change (their nodes and claims are
     subjects too: a claim moved off a node changes that node's findings)."""
     want_claims, want_pods, want_nodes = set(claims), set(pods), set(nodes)
-    for r in old:
+
+    def relate(r: KubeRecord) -> None:  # what a claim or pod brings into the scope
         if isinstance(r, ResourceClaim):
-            want_claims.add(_key(r))
-            want_nodes |= state.claim_nodes(r)
-            want_pods.update(_key(state.pods_by_uid()[x.uid]) for x in r.reserved_for if x.uid in state.pods_by_uid())
+            want_nodes.update(state.claim_nodes(r))
+            want_pods.update(_key(p) for p in state.pods_using_claim(r))
+            by_uid = state.pods_by_uid()
+            want_pods.update(_key(by_uid[x.uid]) for x in r.reserved_for if x.uid in by_uid)
         elif isinstance(r, Pod):
-            want_pods.add(_key(r))
             if r.node_name:
                 want_nodes.add(r.node_name)
             want_claims.update((r.namespace or "", n) for _, n in state.pod_claim_names(r) if n)
+
+    for r in old:
+        (want_claims if isinstance(r, ResourceClaim) else want_pods).add(_key(r))
+        relate(r)
     done_c: set[Key] = set()
     done_p: set[Key] = set()
     done_n: set[str] = set()
@@ -115,20 +117,9 @@ def close(state: ClusterState, claims: Iterable[Key] = (), pods: Iterable[Key] =
         done_c |= new_c
         done_p |= new_p
         done_n |= new_n
-        for key in new_c:
-            c = state.claims.get(key)
-            if c is None:
-                continue
-            want_nodes |= state.claim_nodes(c)
-            want_pods.update(_key(p) for p in state.pods_using_claim(c))
-            want_pods.update(_key(state.pods_by_uid()[x.uid]) for x in c.reserved_for if x.uid in state.pods_by_uid())
-        for key in new_p:
-            p = state.pods.get(key)
-            if p is None:
-                continue
-            if p.node_name:
-                want_nodes.add(p.node_name)
-            want_claims.update((p.namespace or "", n) for _, n in state.pod_claim_names(p) if n)
+        for r in [*(state.claims.get(k) for k in new_c), *(state.pods.get(k) for k in new_p)]:
+            if r is not None:
+                relate(r)
         for n in new_n:
             want_pods.update(state.pods_by_node.get(n, ()))
             want_claims.update(state.claims_by_node.get(n, ()))
@@ -152,7 +143,7 @@ def change_scope(state: ClusterState, changed: Iterable[tuple[KubeRecord | None,
                 continue
             if r.kind not in SCOPED_KINDS:
                 return None
-            if isinstance(r, Pod) and _pod_reaches_everything(state, r):
+            if isinstance(r, Pod) and state.pod_reaches_everything(r):
                 return None
             if isinstance(r, Event):
                 subject = _event_subject(r)
@@ -178,11 +169,4 @@ def change_scope(state: ClusterState, changed: Iterable[tuple[KubeRecord | None,
         pods.update(k for k, p in state.pods.items()
                     if any(ref.claim_name in claim_names_born for ref in p.resource_claims))
     return close(state, claims, pods, nodes, old)
-
-
-def _pod_reaches_everything(state: ClusterState, p: Pod) -> bool:
-    """A pod whose change the per-subject scope cannot follow: a DRA kubelet plugin (whether
-    a driver runs anywhere is read cluster-wide), a control-plane component (its version and
-    feature gates), anything in kube-system."""
-    return p.namespace == "kube-system" or state.is_kubelet_plugin(p)
 

@@ -209,6 +209,12 @@ class ClusterState:
                 out.add(d.node_name)
         return out
 
+    def pod_reaches_everything(self, p: Pod) -> bool:
+        """A pod whose change a per-subject view cannot follow: a DRA kubelet plugin (whether a
+        driver runs anywhere is read cluster-wide), a control-plane component (its version and
+        feature gates), anything in kube-system."""
+        return p.namespace == "kube-system" or self.is_kubelet_plugin(p)
+
     # ---- a state changed in place of one rebuilt ------------------------------------------
 
     def patched(self, changes: Iterable[tuple[rec.KubeRecord | None, rec.KubeRecord | None]]) -> ClusterState | None:
@@ -236,7 +242,7 @@ class ClusterState:
                     continue
                 if not isinstance(r, (ResourceClaim, Pod, Event)):
                     return None
-                if isinstance(r, Pod) and (r.namespace == "kube-system" or self.is_kubelet_plugin(r)):
+                if isinstance(r, Pod) and self.pod_reaches_everything(r):
                     return None
             if isinstance(before or after, Event):
                 if before is not None:

@@ -470,3 +470,25 @@ class ModelChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster} {self.kind or 'marker'}#{self.bucket}"
+
+
+class OverviewChunk(models.Model):
+    """Part of what the overview keeps of one cluster (``inventory.overview_store``): the DRA
+    summaries of the nodes (``part="node"``) or the device counts of the pools (``"pool"``)
+    whose names fall in one bucket, as msgpack. A process that holds none (a command, a
+    restarted worker) loads these and recomputes only what its sync changed, instead of every
+    node's allocation state. The row with ``part=""`` marks the set valid for the cluster state
+    ``basis`` (its ``data_changed_at``), made by the code ``fingerprint`` names."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
+    part = models.CharField(max_length=8)
+    bucket = models.SmallIntegerField()
+    fingerprint = models.CharField(max_length=64, blank=True)
+    basis = models.DateTimeField(null=True, blank=True)
+    data = models.BinaryField(default=b"")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "part", "bucket"], name="overviewchunk_cluster_part_bucket")]
+
+    def __str__(self) -> str:
+        return f"{self.cluster} {self.part or 'marker'}#{self.bucket}"

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Sum
 
-from . import mig, summaries
+from . import mig, overview_store, summaries
 from .kube import GPU_DRIVER
 from .models import Cluster, Device, DeviceType, Node
 
@@ -158,36 +158,37 @@ def warm_overview(cluster: Cluster, read: Any = None) -> None:
 
 def follow_changes(cluster: Cluster, read: Any = None) -> str:
     """Bring what this process keeps of ``cluster`` to its stored state (see
-    ``warm_overview``). Returns how: ``"changes"`` (only the nodes and pools the change set
-    reaches were recomputed) or ``"all"``."""
+    ``warm_overview``), and keep it in the database for the next process
+    (``overview_store``). Returns how: ``"changes"`` (only the nodes and pools the change set
+    reaches were recomputed, from what this process or the database kept of the state before
+    the sync) or ``"all"``."""
     state = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
     after = getattr(read, "model", None)
     model = getattr(after, "model", None)
     changes = getattr(read, "changes", None)
+    basis = getattr(after, "basis", None)
     with _held_lock:  # taken out while they change: no other thread reads them half-changed
         held = _dra.pop(cluster.pk, None)
         pools = _pools.pop(cluster.pk, None)
-        if (
-            held is not None and model is not None and changes is not None and held[0] == getattr(after, "basis", None)
-            and not changes.touches(_RECOMPUTE_ALL_KINDS)
-            and (changed := _changed_records(model, changes)) is not None
-        ):  # fmt: skip
+    if model is not None and changes is not None and not changes.touches(_RECOMPUTE_ALL_KINDS):
+        changed = _changed_records(model, changes)
+        if changed is not None and (held is None or pools is None or held[0] != basis or pools[0] != basis):
+            held, pools = _kept_before(cluster, after, model) or (held, pools)
+        if changed is not None and held is not None and pools is not None and held[0] == basis == pools[0]:
             dra = held[1]
-            touched, _ = dra.apply(*changed)
-            if pools is not None and pools[0] == held[0]:
-                _, counts, totals = pools
-                fresh = _pool_device_rows(cluster, touched)
-                for k in touched:
-                    totals.replace(counts.pop(k, None), fresh.get(k))
-                counts.update(fresh)
-                pools = (state, counts, totals)
-            elif pools is not None and pools[0] != state:
-                pools = None
-            if pools is not None:
+            touched, nodes = dra.apply(*changed)
+            _, counts, totals = pools
+            fresh = _pool_device_rows(cluster, touched)
+            for k in touched:
+                totals.replace(counts.pop(k, None), fresh.get(k))
+            counts.update(fresh)
+            with _held_lock:
                 _dra[cluster.pk] = (state, dra)
-                _pools[cluster.pk] = pools
-                return "changes"
-    # Everything anew: new objects, made outside the lock.
+                _pools[cluster.pk] = (state, counts, totals)
+            overview_store.save(cluster.pk, state, dra.nodes, counts, previous_basis=basis,
+                                nodes_changed=nodes, pools_changed=touched)
+            return "changes"
+    # Everything anew.
     if model is None:
         from .exports import load_model
 
@@ -201,7 +202,33 @@ def follow_changes(cluster: Cluster, read: Any = None) -> str:
     with _held_lock:
         _dra[cluster.pk] = (state, dra)
         _pools[cluster.pk] = (state, counts, summaries.DeviceTotals(counts.values()))
+    overview_store.save(cluster.pk, state, dra.nodes, counts)
     return "all"
+
+
+def _kept_before(cluster: Cluster, after: Any, model: Any) -> tuple[tuple[Any, Any], tuple[Any, Any, Any]] | None:
+    """The summaries and pool counts of the state before the sync, as the database keeps them
+    (``overview_store``), indexed by the records before the sync (the model after it, with
+    each changed object as it was: ``ModelAfterSync.before``); None when not kept or the
+    records before are not known."""
+    before = getattr(after, "before", None)
+    basis = getattr(after, "basis", None)
+    if before is None:
+        return None
+    kept = overview_store.load(cluster.pk, basis)
+    if kept is None:
+        return None
+    nodes, counts = kept
+    of = {kind: dict(model.records.get(kind, {})) for kind in _PER_NODE_KINDS}
+    for (kind, uid), old in before.items():
+        if kind in of:
+            if old is None:
+                of[kind].pop(uid, None)
+            else:
+                of[kind][uid] = old
+    rules = list(model.records.get("DeviceTaintRule", {}).values())
+    dra = summaries.DraSummaries.restore(of["ResourceSlice"], of["ResourceClaim"], nodes, rules, rule_cel(cluster, rules))
+    return (basis, dra), (basis, counts, summaries.DeviceTotals(counts.values()))
 
 
 def kept_dra_summaries(cluster: Cluster) -> summaries.DraSummaries | None:

@@ -79,11 +79,16 @@ class _KindState:
     extra: Q | None = None
     existing: dict[str, tuple[int, str]] | None = None  # uid -> (pk, resourceVersion)
     seen: set[str] = field(default_factory=set)
+    # How many objects ``load`` found, and how many of them the read has seen: when the two
+    # are equal nothing stored vanished, told without comparing every stored uid.
+    loaded: int = 0
+    matched: int = 0
 
     def load(self, cluster: Cluster) -> dict[str, tuple[int, str]]:
         if self.existing is None:
             qs = self.model.objects.filter(Q(cluster=cluster) & (self.extra or Q()))
             self.existing = {uid: (pk, rv) for uid, pk, rv in qs.values_list("uid", "pk", "resource_version")}
+            self.loaded = len(self.existing)
         return self.existing
 
 
@@ -155,6 +160,7 @@ class Reconcile:
         have = st.load(self.cluster).get(item.uid)
         if have is not None and item.resource_version and have[1] == item.resource_version:
             st.seen.add(item.uid)
+            st.matched += 1
             st.counts.seen += 1
             st.counts.unchanged += 1
             return
@@ -184,6 +190,7 @@ class Reconcile:
             self.errors.append(str(exc))
             return
         st.seen.add(item.uid)
+        st.matched += have is not None
         st.counts.seen += 1
         if record is not None:
             stamp = None
@@ -603,7 +610,10 @@ class Reconcile:
         for kind in sorted(complete | set(deleted)):
             st = self._state_for(kind)
             if kind in complete:
-                gone_uids = {pk: uid for uid, (pk, _) in st.load(self.cluster).items() if uid not in st.seen}
+                stored = st.load(self.cluster)
+                if st.matched == st.loaded:
+                    continue  # every object stored before the read was seen in it
+                gone_uids = {stored[uid][0]: uid for uid in sorted(stored.keys() - st.seen)}
             else:
                 stored = st.load(self.cluster)
                 gone_uids = {stored[uid][0]: uid for uid in deleted[kind] if uid in stored and uid not in st.seen}

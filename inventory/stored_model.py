@@ -96,21 +96,58 @@ def _write(cluster_pk: int, buckets: Mapping[str, dict[int, list[codec.Entry]]],
         ModelChunk.objects.bulk_create(batch)
 
 
-def _from_model(model: ClusterModel, wanted: Mapping[str, set[int]] | None) -> dict[str, dict[int, list[codec.Entry]]]:
-    """Entries of ``model`` per kind and bucket (only the ``wanted`` buckets, when given)."""
+def _from_model(model: ClusterModel, wanted: Mapping[str, set[int]] | None,
+                index: Mapping[str, Mapping[int, Mapping[str, None]]] | None = None) -> dict[str, dict[int, list[codec.Entry]]]:
+    """Entries of ``model`` per kind and bucket (only the ``wanted`` buckets, when given, read
+    through ``index``: kind -> bucket -> uids, when given)."""
     out: dict[str, dict[int, list[codec.Entry]]] = {}
     for kind in (model.records if wanted is None else wanted):
         want = None if wanted is None else wanted[kind]
         by_bucket: dict[int, list[codec.Entry]] = defaultdict(list)
+        of_kind = model.records.get(kind, {})
+        if want is not None and index is not None:
+            of_index = index.get(kind, {})
+            for b in want:
+                by_bucket[b] = [(uid, model.newest.get(uid), of_kind[uid]) for uid in of_index.get(b, ())]
+            out[kind] = by_bucket
+            continue
         if want is not None:
             for b in want:
                 by_bucket[b] = []  # an emptied bucket is written as no rows
-        for uid, record in model.records.get(kind, {}).items():
+        for uid, record in of_kind.items():
             b = codec.bucket_of(uid)
             if want is None or b in want:
                 by_bucket[b].append((uid, model.newest.get(uid), record))
         out[kind] = by_bucket
     return out
+
+
+# cluster pk -> (the model its syncs keep, kind -> bucket -> uids in the model's order): which
+# uids fall in each bucket, followed through each sync's changes, so a sync that changed one
+# object does not hash every uid of its kind to find its bucket's other objects.
+_buckets: dict[int, tuple[ClusterModel, dict[str, dict[int, dict[str, None]]]]] = {}
+
+
+def _bucket_index(cluster_pk: int, model: ClusterModel, changes: ChangeSet) -> dict[str, dict[int, dict[str, None]]]:
+    held = _buckets.pop(cluster_pk, None)
+    if held is not None and held[0] is model:
+        index = held[1]
+        for kind in changes.kinds():
+            of_kind, of_index = model.records.get(kind, {}), index.setdefault(kind, {})
+            for uid in changes.uids(kind):
+                at = of_index.setdefault(codec.bucket_of(uid), {})
+                if uid in of_kind:
+                    at[uid] = None
+                else:
+                    at.pop(uid, None)
+    else:
+        index = {}
+        for kind, of_kind in model.records.items():
+            of_index = index[kind] = {}
+            for uid in of_kind:
+                of_index.setdefault(codec.bucket_of(uid), {})[uid] = None
+    _buckets[cluster_pk] = (model, index)
+    return index
 
 
 def _touched(changes: ChangeSet) -> dict[str, set[int]]:
@@ -139,10 +176,13 @@ def _patched(cluster_pk: int, wanted: Mapping[str, set[int]], upserts: Iterable[
     return {k: {b: list(entries.values()) for b, entries in bs.items()} for k, bs in current.items()}
 
 
-def _mark(cluster_pk: int, basis: Any) -> None:
+def _mark(cluster_pk: int, basis: Any, model: ClusterModel | None = None) -> None:
+    # A model the sync kept current holds a record of every stored object: its count is
+    # theirs, without counting every table (``_valid`` compares it with theirs on load).
+    count = model.count() if model is not None else _stored_count(cluster_pk)
     ModelChunk.objects.update_or_create(
         cluster_id=cluster_pk, kind=MARKER, bucket=0, record_type="",
-        defaults={"basis": basis, "fingerprint": codec.fingerprint(), "count": _stored_count(cluster_pk)},
+        defaults={"basis": basis, "fingerprint": codec.fingerprint(), "count": count},
     )
 
 
@@ -163,7 +203,7 @@ def record_sync(cluster_pk: int, *, previous_basis: Any, new_basis: Any, changes
                 done = "full"
             elif model is not None:
                 wanted = _touched(changes)
-                _write(cluster_pk, _from_model(model, wanted), wanted)
+                _write(cluster_pk, _from_model(model, wanted, _bucket_index(cluster_pk, model, changes)), wanted)
                 done = "changed"
             elif current:
                 wanted = _touched(changes)
@@ -171,7 +211,7 @@ def record_sync(cluster_pk: int, *, previous_basis: Any, new_basis: Any, changes
                 done = "patched"
             else:
                 return "stale"
-            _mark(cluster_pk, new_basis)
+            _mark(cluster_pk, new_basis, model)
             return done
     except Exception:  # the objects and findings stand; the next process parses instead
         log.exception("storing the model of cluster %s failed", cluster_pk)

@@ -112,6 +112,23 @@ class DraSummaries:
         out._recompute(None)
         return out
 
+    @classmethod
+    def restore(
+        cls, slices: Mapping[str, ResourceSlice], claims: Mapping[str, ResourceClaim], nodes: Mapping[str, NodeSummary],
+        rules: Iterable[DeviceTaintRule] = (), cel_selects: Callable[[DeviceTaintRule, Device], bool] | None = None,
+    ) -> DraSummaries:
+        """The summaries ``build`` made of these slices and claims, from the node summaries it
+        made then (kept elsewhere): only the index is built, no node is computed."""
+        out = cls(rules, cel_selects)
+        for uid, s in slices.items():
+            out._add_slice(uid, s)
+        for uid, c in claims.items():
+            out._add_claim(uid, c)
+        for name, summary in nodes.items():
+            out._set_node(name, summary)
+        out.recomputed = frozenset()
+        return out
+
     def apply(
         self, slices: Mapping[str, ResourceSlice | None], claims: Mapping[str, ResourceClaim | None],
     ) -> tuple[set[PoolKey], set[str]]:

@@ -76,29 +76,32 @@ class Context:
     scope: Scope | None = None
     _scoped: dict[str, list[Any]] = field(default_factory=dict)
 
-    def _subjects(self, what: str, everything: Iterable[Any], keep: Any) -> Iterable[Any]:
+    def _keyed(self, what: str, everything: Iterable[Any], keys: Any) -> Iterable[Any]:
         if self.scope is None:
             return everything
         if what not in self._scoped:  # once per diagnosis, in the state's order
-            self._scoped[what] = [x for x in everything if keep(x)]
+            self._scoped[what] = self.state.in_order(what, keys)
         return self._scoped[what]
 
     def each_claim(self) -> Iterable[ResourceClaim]:
         """The claims a rule reports on: every claim, or those of the scope."""
-        sc = self.scope
-        return self._subjects("claims", self.state.claims.values(), lambda c: (c.namespace, c.name) in sc.claims)
+        return self._keyed("claims", self.state.claims.values(), self.scope and self.scope.claims)
 
     def each_pod(self) -> Iterable[Pod]:
-        sc = self.scope
-        return self._subjects("pods", self.state.pods.values(), lambda p: (p.namespace or "", p.name) in sc.pods)
+        return self._keyed("pods", self.state.pods.values(), self.scope and self.scope.pods)
 
     def each_node(self) -> Iterable[Node]:
-        sc = self.scope
-        return self._subjects("nodes", self.state.nodes.values(), lambda n: n.name in sc.nodes)
+        return self._keyed("nodes", self.state.nodes.values(), self.scope and self.scope.nodes)
 
     def each_event(self) -> Iterable[Event]:
         sc = self.scope
-        return self._subjects("events", self.state.events, lambda e: event_in(sc, e))
+        if sc is None:
+            return self.state.events
+        if "events" not in self._scoped:
+            about = [*(("ResourceClaim", n) for _, n in sc.claims), *(("Pod", n) for _, n in sc.pods),
+                     *(("Node", n) for n in sc.nodes)]
+            self._scoped["events"] = [e for e in self.state.events_about(about) if event_in(sc, e)]
+        return self._scoped["events"]
 
     def each_device(self) -> Iterable[Device]:
         """Devices of the scope's nodes (and those on no node: a scope cannot place them)."""

@@ -231,10 +231,12 @@ class ClusterState:
         event_at = {(e.namespace, e.name, e.uid): i for i, e in events.items()}
         nxt = len(events)
         kinds = set(self.kinds_seen)
-        # Each pod's place in ``pods`` (kept when ``_pods_by_claim`` is, to patch it in order).
-        pod_seq = dict(self.__dict__["_pod_seq"]) if "_pods_by_claim" in self.__dict__ else None
-        seq_next = self.__dict__.get("_pod_seq_next", 0)
+        # Each claim's and pod's place in its map, when known (``in_order``; the pods-by-claim
+        # index is patched in pod order): a new key goes last, as in the map.
+        seqs = {id(m): [dict(self.__dict__[name]), self.__dict__[f"{name}_next"], name]
+                for m, name in ((claims, "_claim_seq"), (pods, "_pod_seq")) if name in self.__dict__}
         pods_moved: list[tuple[Pod | None, Pod | None]] = []
+        events_moved = False
         claims_moved: list[tuple[ResourceClaim | None, ResourceClaim | None]] = []
         for before, after in changes:
             for r in (before, after):
@@ -245,6 +247,7 @@ class ClusterState:
                 if isinstance(r, Pod) and self.pod_reaches_everything(r):
                     return None
             if isinstance(before or after, Event):
+                events_moved = True
                 if before is not None:
                     i = event_at.pop((before.namespace, before.name, before.uid), None)
                     if i is not None and after is not None and after.uid == before.uid:
@@ -259,19 +262,19 @@ class ClusterState:
                     nxt += 1
                 continue
             target = claims if isinstance(before or after, ResourceClaim) else pods
-            seq = pod_seq if target is pods else None
+            seq = seqs.get(id(target))
             key = (before.namespace or "", before.name) if before is not None else None
             if key is not None and (after is None or before.uid != after.uid) and target.get(key) is before:
                 del target[key]  # not a namesake the same sync created
                 if seq is not None:
-                    del seq[key]
+                    del seq[0][key]
             if after is not None:
                 akey = (after.namespace or "", after.name)
                 if (held := target.get(akey)) is not None and held.uid != after.uid:
                     del target[akey]  # a namesake re-created: at the end, as a new uid is in the model
                 if seq is not None and akey not in target:
-                    seq[akey] = seq_next
-                    seq_next += 1
+                    seq[0][akey] = seq[1]
+                    seq[1] += 1
                 target[akey] = after
                 kinds.add(after.kind)
             (claims_moved if target is claims else pods_moved).append((before, after))  # type: ignore[arg-type]
@@ -284,8 +287,12 @@ class ClusterState:
             cluster_roles=self.cluster_roles, config_maps=self.config_maps, prom=self.prom,
             kinds_seen=frozenset(kinds), errors=self.errors,
         )  # fmt: skip
-        for name in ("_slices_by_node", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node", "devices_by_uuid"):
+        for name in ("_slices_by_node", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node", "devices_by_uuid",
+                     "_node_seq"):
             if name in self.__dict__:  # what only slices, DaemonSets and plugin pods move
+                new.__dict__[name] = self.__dict__[name]
+        for name in () if events_moved else ("_events_by_object", "_event_seq"):
+            if name in self.__dict__:  # the same Event objects in the same order
                 new.__dict__[name] = self.__dict__[name]
         if "pods_by_node" in self.__dict__:
             new.__dict__["pods_by_node"] = _moved(self.pods_by_node, (
@@ -301,8 +308,9 @@ class ClusterState:
                 if after is not None and after.uid:
                     by_uid[after.uid] = after
             new.__dict__["_pods_by_uid"] = by_uid
-        if pod_seq is not None:
-            new.__dict__["_pod_seq"], new.__dict__["_pod_seq_next"] = pod_seq, seq_next
+        for seq, seq_next, name in seqs.values():
+            new.__dict__[name], new.__dict__[f"{name}_next"] = seq, seq_next
+        if "_pods_by_claim" in self.__dict__:
             self._patch_pods_by_claim(new, pods_moved, claims_moved)
         return new
 
@@ -372,6 +380,22 @@ class ClusterState:
         return {k: i for i, k in enumerate(self.pods)}
 
     @cached_property
+    def _claim_seq(self) -> dict[tuple[str, str], int]:
+        self.__dict__["_claim_seq_next"] = len(self.claims)
+        return {k: i for i, k in enumerate(self.claims)}
+
+    @cached_property
+    def _node_seq(self) -> dict[str, int]:
+        return {k: i for i, k in enumerate(self.nodes)}
+
+    def in_order(self, what: str, keys: Iterable[Any]) -> list[Any]:
+        """The claims, pods or nodes (``what``) of ``keys`` that the state holds, in the
+        order of its map, in time of the keys (a scoped diagnosis reads a few of many)."""
+        of, seq = {"claims": (self.claims, self._claim_seq), "pods": (self.pods, self._pod_seq),
+                   "nodes": (self.nodes, self._node_seq)}[what]
+        return [of[k] for k in sorted((k for k in keys if k in of), key=seq.__getitem__)]
+
+    @cached_property
     def _pods_by_claim(self) -> dict[tuple[str, str], list[Pod]]:
         _ = self._pod_seq  # with it, a patched state patches this index in order
         out: dict[tuple[str, str], list[Pod]] = {}
@@ -379,6 +403,17 @@ class ClusterState:
             for name in dict.fromkeys(n for _, n in self.pod_claim_names(pod) if n is not None):
                 out.setdefault((pod.namespace, name), []).append(pod)
         return out
+
+    @cached_property
+    def _event_seq(self) -> dict[int, int]:
+        return {id(e): i for i, e in enumerate(self.events)}
+
+    def events_about(self, subjects: Iterable[tuple[str, str]]) -> list[Event]:
+        """The Events whose ``involvedObject`` is one of ``subjects`` ((kind, name); any
+        namespace), in the state's order, in time of what they name."""
+        found = {id(e): e for k in subjects for e in self._events_by_object.get(k, ())}
+        seq = self._event_seq
+        return [found[i] for i in sorted(found, key=seq.__getitem__)]
 
     @cached_property
     def _events_by_object(self) -> dict[tuple[str | None, str | None], list[Event]]:

@@ -41,6 +41,12 @@ def _compare(patched: ClusterState, fresh: ClusterState) -> None:
         assert patched.pods_using_claim(c) == fresh.pods_using_claim(c), c.name
     for p in fresh.pods.values():
         assert patched.pod_claim_names(p) == fresh.pod_claim_names(p), p.name
+    # A scoped diagnosis reads a few subjects in the map's order (``in_order``).
+    for what, of in (("claims", fresh.claims), ("pods", fresh.pods)):
+        keys = list(of)[::3][::-1]
+        assert patched.in_order(what, keys) == [of[k] for k in of if k in set(keys)], what
+    about = {(e.involved_kind, e.involved_name) for e in fresh.events[::2]}
+    assert patched.events_about(about) == [e for e in fresh.events if (e.involved_kind, e.involved_name) in about]
 
 
 def _raw_changes(objects, rng, n):
@@ -59,6 +65,7 @@ def test_patched_states_follow_every_kind_of_change():
     for _ in range(4):  # the indexes are built on first use: build them, then patch
         _ = state.pods_by_node, state.claims_by_node, state.pods_by_uid(), state.plugin_pods_on_node("node-0000")
         _ = [state.pods_using_claim(c) for c in state.claims.values()]
+        _ = state.in_order("claims", ()), state.in_order("pods", ()), state.events_about(())
     rv = 50_000_000
     for step in range(30):
         pairs = []

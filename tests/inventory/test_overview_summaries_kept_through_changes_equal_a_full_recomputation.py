@@ -20,6 +20,7 @@ import yaml
 from django.db.models import Count, Exists, Max, OuterRef, Q
 
 from inventory import queries, summaries
+from inventory import sync as inventory_sync
 from inventory.kube import GPU_DRIVER
 from inventory.models import AllocationResult, Cluster, Device
 from inventory.sources import SnapshotSource
@@ -143,7 +144,11 @@ def check_against_full_recomputation(cluster: Cluster) -> summaries.DraSummaries
     return kept
 
 
-def test_kept_overview_summaries_follow_each_change_as_a_full_recomputation(tmp_path):
+@pytest.mark.parametrize("process", ["worker", "fresh"])
+def test_kept_overview_summaries_follow_each_change_as_a_full_recomputation(tmp_path, process):
+    """``worker``: the process keeps the summaries through its syncs. ``fresh``: every sync is
+    a new process (a command) holding nothing: it follows the change from what the database
+    keeps (``overview_store``) and recomputes the same nodes."""
     queries.forget_overview()
     fleet = Fleet()
     cluster = Cluster.objects.create(name="kept")
@@ -155,6 +160,9 @@ def test_kept_overview_summaries_follow_each_change_as_a_full_recomputation(tmp_
 
     def step(change, reached: set[str]) -> None:
         change()
+        if process == "fresh":
+            queries.forget_overview()
+            inventory_sync.forget_models()
         sync(cluster, fleet, path)
         kept = queries.kept_dra_summaries(cluster)
         assert kept is not None and kept.recomputed == reached

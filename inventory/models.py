@@ -472,13 +472,19 @@ class ModelChunk(models.Model):
         return f"{self.cluster} {self.kind or 'marker'}#{self.bucket}"
 
 
-class OverviewChunk(models.Model):
-    """Part of what the overview keeps of one cluster (``inventory.overview_store``): the DRA
-    summaries of the nodes (``part="node"``) or the device counts of the pools (``"pool"``)
-    whose names fall in one bucket, as msgpack. A process that holds none (a command, a
-    restarted worker) loads these and recomputes only what its sync changed, instead of every
-    node's allocation state. The row with ``part=""`` marks the set valid for the cluster state
-    ``basis`` (its ``data_changed_at``), made by the code ``fingerprint`` names."""
+class KeptChunk(models.Model):
+    """Part of what a process keeps of one cluster between syncs, kept in the database for the
+    next process (a command, a restarted worker), so it need not compute it all again:
+
+    - ``part="node"`` / ``"pool"`` (``inventory.overview_store``): the overview's DRA
+      summaries of the nodes, or device counts of the pools, whose names fall in one bucket;
+      the row with ``part=""`` marks them valid for the cluster state ``basis`` (its
+      ``data_changed_at``), made by the code ``fingerprint`` names;
+    - ``part="skipped"`` (``inventory.reconcile``): the uid and resourceVersion of each item
+      the last read skipped by its text (pods that use no GPU), decided by the code
+      ``fingerprint`` names.
+
+    ``data`` is msgpack."""
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="+")
     part = models.CharField(max_length=8)
@@ -488,7 +494,7 @@ class OverviewChunk(models.Model):
     data = models.BinaryField(default=b"")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["cluster", "part", "bucket"], name="overviewchunk_cluster_part_bucket")]
+        constraints = [models.UniqueConstraint(fields=["cluster", "part", "bucket"], name="keptchunk_cluster_part_bucket")]
 
     def __str__(self) -> str:
         return f"{self.cluster} {self.part or 'marker'}#{self.bucket}"

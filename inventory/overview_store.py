@@ -3,7 +3,7 @@
 A process that holds no summaries of a cluster (a ``sync_cluster`` command, a restarted
 worker) would otherwise compute every node's allocation state and count every stored device
 before it can follow a sync's change: at 5,000 nodes seconds, for a change of a few claims.
-It loads them from here instead (``OverviewChunk`` rows) and recomputes only what the change
+It loads them from here instead (``KeptChunk`` rows) and recomputes only what the change
 reached. Node summaries and pool counts are split into ``BUCKETS`` buckets by name, so a
 change rewrites only the buckets of what it recomputed.
 
@@ -26,7 +26,7 @@ import msgspec
 from django.db import transaction
 
 from . import model_codec
-from .models import OverviewChunk
+from .models import KeptChunk
 from .summaries import NodeSummary, PoolDevices, PoolKey
 
 log = logging.getLogger(__name__)
@@ -69,13 +69,13 @@ def load(cluster_pk: int, basis: Any) -> tuple[dict[str, NodeSummary], dict[Pool
     """(node -> summary, pool -> device counts) of the cluster in state ``basis``, or None
     when no valid rows describe that state."""
     fp = fingerprint()
-    marker = OverviewChunk.objects.filter(cluster_id=cluster_pk, part=MARKER).values_list("basis", "fingerprint").first()
+    marker = KeptChunk.objects.filter(cluster_id=cluster_pk, part=MARKER).values_list("basis", "fingerprint").first()
     if basis is None or not fp or marker != (basis, fp):
         return None
     nodes: dict[str, NodeSummary] = {}
     pools: dict[PoolKey, PoolDevices] = {}
     try:
-        for part, data in OverviewChunk.objects.filter(cluster_id=cluster_pk, part__in=(NODE, POOL)).values_list("part", "data"):
+        for part, data in KeptChunk.objects.filter(cluster_id=cluster_pk, part__in=(NODE, POOL)).values_list("part", "data"):
             decoded = _decoders[part].decode(bytes(data))
             if part == NODE:
                 nodes.update(decoded)
@@ -99,20 +99,20 @@ def save(cluster_pk: int, basis: Any, nodes: Mapping[str, NodeSummary], pools: M
         return "failed"
     try:
         with transaction.atomic():
-            marker = OverviewChunk.objects.filter(cluster_id=cluster_pk, part=MARKER).values_list("basis", "fingerprint").first()
+            marker = KeptChunk.objects.filter(cluster_id=cluster_pk, part=MARKER).values_list("basis", "fingerprint").first()
             partial = (nodes_changed is not None and pools_changed is not None and previous_basis is not None
                        and marker == (previous_basis, fp))
             if partial:
                 want = {NODE: {_bucket(n) for n in nodes_changed}, POOL: {_pool_bucket(p) for p in pools_changed}}
             else:
                 want = {NODE: set(range(BUCKETS)), POOL: set(range(BUCKETS))}
-                OverviewChunk.objects.filter(cluster_id=cluster_pk).delete()
+                KeptChunk.objects.filter(cluster_id=cluster_pk, part__in=(MARKER, NODE, POOL)).delete()
             rows = []
             for part, buckets in want.items():
                 if not buckets:
                     continue
                 if partial:
-                    OverviewChunk.objects.filter(cluster_id=cluster_pk, part=part, bucket__in=sorted(buckets)).delete()
+                    KeptChunk.objects.filter(cluster_id=cluster_pk, part=part, bucket__in=sorted(buckets)).delete()
                 by_bucket: dict[int, Any] = {b: ({} if part == NODE else []) for b in buckets}
                 if part == NODE:
                     for name, summary in nodes.items():
@@ -122,13 +122,13 @@ def save(cluster_pk: int, basis: Any, nodes: Mapping[str, NodeSummary], pools: M
                     for key, counts in pools.items():
                         if (b := _pool_bucket(key)) in by_bucket:
                             by_bucket[b].append((key, counts))
-                rows.extend(OverviewChunk(cluster_id=cluster_pk, part=part, bucket=b, data=_encoder.encode(v))
+                rows.extend(KeptChunk(cluster_id=cluster_pk, part=part, bucket=b, data=_encoder.encode(v))
                             for b, v in sorted(by_bucket.items()) if v)
-            OverviewChunk.objects.bulk_create(rows, batch_size=16)
-            OverviewChunk.objects.update_or_create(cluster_id=cluster_pk, part=MARKER, bucket=0,
+            KeptChunk.objects.bulk_create(rows, batch_size=16)
+            KeptChunk.objects.update_or_create(cluster_id=cluster_pk, part=MARKER, bucket=0,
                                                    defaults={"basis": basis, "fingerprint": fp})
             return "changed" if partial else "full"
     except Exception:  # the overview still works: the next process computes it afresh
         log.exception("keeping the overview of cluster %s failed", cluster_pk)
-        OverviewChunk.objects.filter(cluster_id=cluster_pk, part=MARKER).delete()
+        KeptChunk.objects.filter(cluster_id=cluster_pk, part=MARKER).delete()
         return "failed"

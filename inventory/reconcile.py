@@ -11,11 +11,15 @@ completely), matching devices again when the DeviceClasses changed, node summari
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+import msgspec
 from django.db.models import Q
 
 from . import cel, jsonlist, parse, records, rows
@@ -29,6 +33,7 @@ from .models import (
     Device,
     DeviceClass,
     DeviceType,
+    KeptChunk,
     KubeObject,
     Node,
     Pod,
@@ -107,8 +112,39 @@ FLUSH_FIRST = {"ResourceSlice": ("DeviceClass",), "ResourceClaim": ("ResourceSli
 # cluster pk -> {uid: resourceVersion} of the items the last read of it skipped by their text
 # (``ReadItem.keep``: pods that use no GPU). They are never stored, so the resourceVersion check
 # cannot pass them; the same version of an object gets the same answer, so this process asks
-# only once. A cache of decisions about the source's objects, not of the database.
+# only once. A cache of decisions about the source's objects, not of the database; kept there
+# too (``KeptChunk`` part "skipped"), so a command does not search every pod's text again (5,000
+# nodes: 70,000 pods, 0.9 s).
 _SKIPPED: dict[int, dict[str, str]] = {}
+_SKIP_PART = "skipped"
+_skip_codec = (msgspec.msgpack.Encoder(), msgspec.msgpack.Decoder(dict[str, str]))
+
+
+@cache
+def _skip_fingerprint() -> str:
+    """SHA-256 of the code that decides what a read skips: a decision of other code is not reused."""
+    return hashlib.sha256((Path(__file__).resolve().parent / "kinds.py").read_bytes()).hexdigest()
+
+
+def _skipped_before(cluster_pk: int) -> dict[str, str]:
+    held = _SKIPPED.get(cluster_pk)
+    if held is not None:
+        return held
+    row = KeptChunk.objects.filter(cluster_id=cluster_pk, part=_SKIP_PART, bucket=0).values_list("fingerprint", "data").first()
+    if row is None or row[0] != _skip_fingerprint():
+        return {}
+    try:
+        return _skip_codec[1].decode(bytes(row[1]))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return {}
+
+
+def _keep_skipped(cluster_pk: int, before: dict[str, str], now: dict[str, str]) -> None:
+    """Inside the sync's transaction: the decisions of this read, in place of the last one's."""
+    _SKIPPED[cluster_pk] = now
+    if now != before:
+        KeptChunk.objects.update_or_create(cluster_id=cluster_pk, part=_SKIP_PART, bucket=0, defaults={
+            "fingerprint": _skip_fingerprint(), "data": _skip_codec[0].encode(now)})
 
 
 class Reconcile:
@@ -128,7 +164,7 @@ class Reconcile:
         # takes from this read (``inventory.model``); timestamps only for snapshots.
         self.decoded: list[tuple[str, Any, str | None]] = []
         self.skipped: Counter[str] = Counter()  # items the read left to the sync to skip (``ReadItem.keep``)
-        self._skipped_before = _SKIPPED.get(cluster.pk, {})
+        self._skipped_before = _skipped_before(cluster.pk)
         self._skipped_now: dict[str, str] = {}
         self.stamps = cluster.source_kind == SourceKind.SNAPSHOT
         self.changes = ChangeSet()  # uids created / updated / deleted per kind, as written
@@ -647,7 +683,7 @@ class Reconcile:
         self._resolve_allocations()
         for kind, n in self.skipped.items():
             read.skipped[kind] = read.skipped.get(kind, 0) + n
-        _SKIPPED[self.cluster.pk] = self._skipped_now
+        _keep_skipped(self.cluster.pk, self._skipped_before, self._skipped_now)
         errors = [*read.errors, *self.errors]
         if not errors:  # a read that failed part-way deletes nothing it may have missed
             self._delete_vanished(read)

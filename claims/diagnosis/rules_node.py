@@ -59,10 +59,12 @@ def is_container_toolkit(pod: Pod) -> bool:
 def driver_gaps(ctx: Context) -> dict[str, str]:
     """GPU nodes where the NVIDIA GPU driver publishes nothing: node -> ``empty_pool`` or
     ``not_publishing``. Only when the GPU driver is meant to run in this cluster. Once per
-    diagnosis (two rule families ask)."""
-    if "driver_gaps" not in ctx.memo:
-        ctx.memo["driver_gaps"] = _driver_gaps(ctx)
-    return ctx.memo["driver_gaps"]
+    diagnosis (two rule families ask), and while nodes, slices and plugin pods stand
+    (``ClusterState.node_facts``)."""
+    facts = ctx.state.node_facts
+    if "driver_gaps" not in facts:
+        facts["driver_gaps"] = _driver_gaps(ctx)
+    return facts["driver_gaps"]
 
 
 def _driver_gaps(ctx: Context) -> dict[str, str]:

@@ -288,7 +288,7 @@ class ClusterState:
             kinds_seen=frozenset(kinds), errors=self.errors,
         )  # fmt: skip
         for name in ("_slices_by_node", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node", "devices_by_uuid",
-                     "_node_seq"):
+                     "_node_seq", "node_facts"):
             if name in self.__dict__:  # what only slices, DaemonSets and plugin pods move
                 new.__dict__[name] = self.__dict__[name]
         for name in () if events_moved else ("_events_by_object", "_event_seq"):
@@ -403,6 +403,13 @@ class ClusterState:
             for name in dict.fromkeys(n for _, n in self.pod_claim_names(pod) if n is not None):
                 out.setdefault((pod.namespace, name), []).append(pod)
         return out
+
+    @cached_property
+    def node_facts(self) -> dict[str, Any]:
+        """A memo for facts a rule derives from nodes, slices, DeviceClasses, DaemonSets and
+        kubelet-plugin pods alone (never claims, other pods or Events): ``patched`` carries it
+        over, since a change it follows moves none of those."""
+        return {}
 
     @cached_property
     def _event_seq(self) -> dict[int, int]:

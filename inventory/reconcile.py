@@ -141,10 +141,12 @@ def _skipped_before(cluster_pk: int) -> dict[str, str]:
         return {}
 
 
-def _keep_skipped(cluster_pk: int, before: dict[str, str], now: dict[str, str]) -> None:
-    """Inside the sync's transaction: the decisions of this read, in place of the last one's."""
+def _keep_skipped(cluster_pk: int, before: dict[str, str], now: dict[str, str], decided: bool) -> None:
+    """Inside the sync's transaction: the decisions of this read, in place of the last one's.
+    ``decided``: the read made a decision of its own; else each of ``now`` is one of ``before``,
+    and the two are equal when as many."""
     _SKIPPED[cluster_pk] = now
-    if now != before:
+    if decided or len(now) != len(before):
         KeptChunk.objects.update_or_create(cluster_id=cluster_pk, part=_SKIP_PART, bucket=0, defaults={
             "fingerprint": _skip_fingerprint(), "data": _skip_codec[0].encode(now)})
 
@@ -168,6 +170,7 @@ class Reconcile:
         self.skipped: Counter[str] = Counter()  # items the read left to the sync to skip (``ReadItem.keep``)
         self._skipped_before = _skipped_before(cluster.pk)
         self._skipped_now: dict[str, str] = {}
+        self._skips_decided = False
         self.stamps = cluster.source_kind == SourceKind.SNAPSHOT
         self.changes = ChangeSet()  # uids created / updated / deleted per kind, as written
         self._claim_unread: set[int] = set()  # claims stored without a refused result: read again
@@ -204,7 +207,12 @@ class Reconcile:
             return
         if item.keep is not None:
             rv = item.resource_version
-            if (rv and self._skipped_before.get(item.uid) == rv) or not item.keep(item.raw_bytes(), namespace=item.namespace):
+            if rv and self._skipped_before.get(item.uid) == rv:
+                skip = True
+            else:
+                self._skips_decided = True  # a decision the kept ones do not hold
+                skip = not item.keep(item.raw_bytes(), namespace=item.namespace)
+            if skip:
                 self.skipped[kind] += 1  # not one the dashboard uses (``kinds.wanted_pod``)
                 if rv:
                     self._skipped_now[item.uid] = rv
@@ -685,7 +693,7 @@ class Reconcile:
         self._resolve_allocations()
         for kind, n in self.skipped.items():
             read.skipped[kind] = read.skipped.get(kind, 0) + n
-        _keep_skipped(self.cluster.pk, self._skipped_before, self._skipped_now)
+        _keep_skipped(self.cluster.pk, self._skipped_before, self._skipped_now, self._skips_decided)
         errors = [*read.errors, *self.errors]
         if not errors:  # a read that failed part-way deletes nothing it may have missed
             self._delete_vanished(read)

@@ -225,9 +225,12 @@ class ClusterState:
         node and uid indexes patched, the others built again on first use. None when the
         change holds another kind, a kubelet-plugin or control-plane pod, or removes the
         last object of a kind (then build the state with ``from_records``)."""
+        changes = list(changes)
         claims = dict(self.claims)
         pods = dict(self.pods)
-        events: dict[int, Event] = dict(enumerate(self.events))
+        # The Events indexed only when some changed (most changes are claims and pods).
+        events_moved = any(isinstance(b or a, Event) for b, a in changes)
+        events: dict[int, Event] = dict(enumerate(self.events)) if events_moved else {}
         event_at = {(e.namespace, e.name, e.uid): i for i, e in events.items()}
         nxt = len(events)
         kinds = set(self.kinds_seen)
@@ -236,7 +239,6 @@ class ClusterState:
         seqs = {id(m): [dict(self.__dict__[name]), self.__dict__[f"{name}_next"], name]
                 for m, name in ((claims, "_claim_seq"), (pods, "_pod_seq")) if name in self.__dict__}
         pods_moved: list[tuple[Pod | None, Pod | None]] = []
-        events_moved = False
         claims_moved: list[tuple[ResourceClaim | None, ResourceClaim | None]] = []
         for before, after in changes:
             for r in (before, after):
@@ -247,7 +249,6 @@ class ClusterState:
                 if isinstance(r, Pod) and self.pod_reaches_everything(r):
                     return None
             if isinstance(before or after, Event):
-                events_moved = True
                 if before is not None:
                     i = event_at.pop((before.namespace, before.name, before.uid), None)
                     if i is not None and after is not None and after.uid == before.uid:
@@ -278,11 +279,12 @@ class ClusterState:
                 target[akey] = after
                 kinds.add(after.kind)
             (claims_moved if target is claims else pods_moved).append((before, after))  # type: ignore[arg-type]
-        if not pods or not claims or (not events and "Event" in self.kinds_seen):
+        if not pods or not claims or (events_moved and not events and "Event" in self.kinds_seen):
             return None
         new = ClusterState(
             nodes=self.nodes, device_classes=self.device_classes, slices=self.slices, devices=self.devices,
-            claims=claims, templates=self.templates, pods=pods, events=tuple(events.values()),
+            claims=claims, templates=self.templates, pods=pods,
+            events=tuple(events.values()) if events_moved else self.events,
             daemonsets=self.daemonsets, taint_rules=self.taint_rules, components=self.components,
             cluster_roles=self.cluster_roles, config_maps=self.config_maps, prom=self.prom,
             kinds_seen=frozenset(kinds), errors=self.errors,

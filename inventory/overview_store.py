@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import zlib
 from collections.abc import Iterable, Mapping
 from functools import cache, lru_cache
 from pathlib import Path
@@ -31,7 +30,7 @@ from .summaries import NodeSummary, PoolDevices, PoolKey
 
 log = logging.getLogger(__name__)
 
-BUCKETS = 32
+BUCKETS = model_codec.BUCKETS
 MARKER = ""
 NODE, POOL = "node", "pool"
 
@@ -56,21 +55,25 @@ def fingerprint() -> str:
     return h.hexdigest() if model_codec.fingerprint() else ""
 
 
-@lru_cache(maxsize=1 << 16)  # node and pool names: a cluster's few thousand, asked on every save
-def _bucket(name: str) -> int:
-    return zlib.crc32(name.encode("utf-8", "surrogatepass")) % BUCKETS
+# The stored model's bucket function; node and pool names are a cluster's few thousand, asked
+# on every save.
+_bucket = lru_cache(maxsize=1 << 16)(model_codec.bucket_of)
 
 
 def _pool_bucket(key: PoolKey) -> int:
     return _bucket(f"{key[0]}/{key[1]}")
 
 
+def _marker(cluster_pk: int) -> tuple[Any, str] | None:
+    """(basis, fingerprint) the kept rows were written for, None when there are none."""
+    return KeptChunk.objects.filter(cluster_id=cluster_pk, part=MARKER).values_list("basis", "fingerprint").first()
+
+
 def load(cluster_pk: int, basis: Any) -> tuple[dict[str, NodeSummary], dict[PoolKey, PoolDevices]] | None:
     """(node -> summary, pool -> device counts) of the cluster in state ``basis``, or None
     when no valid rows describe that state."""
     fp = fingerprint()
-    marker = KeptChunk.objects.filter(cluster_id=cluster_pk, part=MARKER).values_list("basis", "fingerprint").first()
-    if basis is None or not fp or marker != (basis, fp):
+    if basis is None or not fp or _marker(cluster_pk) != (basis, fp):
         return None
     nodes: dict[str, NodeSummary] = {}
     pools: dict[PoolKey, PoolDevices] = {}
@@ -99,9 +102,8 @@ def save(cluster_pk: int, basis: Any, nodes: Mapping[str, NodeSummary], pools: M
         return "failed"
     try:
         with transaction.atomic():
-            marker = KeptChunk.objects.filter(cluster_id=cluster_pk, part=MARKER).values_list("basis", "fingerprint").first()
             partial = (nodes_changed is not None and pools_changed is not None and previous_basis is not None
-                       and marker == (previous_basis, fp))
+                       and _marker(cluster_pk) == (previous_basis, fp))
             if partial:
                 want = {NODE: {_bucket(n) for n in nodes_changed}, POOL: {_pool_bucket(p) for p in pools_changed}}
             else:

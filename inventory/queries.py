@@ -170,11 +170,13 @@ def follow_changes(cluster: Cluster, read: Any = None) -> str:
     with _held_lock:  # taken out while they change: no other thread reads them half-changed
         held = _dra.pop(cluster.pk, None)
         pools = _pools.pop(cluster.pk, None)
-    if model is not None and changes is not None and not changes.touches(_RECOMPUTE_ALL_KINDS):
-        changed = _changed_records(model, changes)
-        if changed is not None and (held is None or pools is None or held[0] != basis or pools[0] != basis):
+    if (
+        model is not None and changes is not None and not changes.touches(_RECOMPUTE_ALL_KINDS)
+        and (changed := _changed_records(model, changes)) is not None
+    ):  # fmt: skip
+        if held is None or pools is None or held[0] != basis or pools[0] != basis:
             held, pools = _kept_before(cluster, after, model) or (held, pools)
-        if changed is not None and held is not None and pools is not None and held[0] == basis == pools[0]:
+        if held is not None and pools is not None and held[0] == basis == pools[0]:
             dra = held[1]
             touched, nodes = dra.apply(*changed)
             _, counts, totals = pools

@@ -12,6 +12,7 @@ without saying so.
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -122,15 +123,16 @@ def _from_model(model: ClusterModel, wanted: Mapping[str, set[int]] | None,
     return out
 
 
-# cluster pk -> (the model its syncs keep, kind -> bucket -> uids in the model's order): which
-# uids fall in each bucket, followed through each sync's changes, so a sync that changed one
-# object does not hash every uid of its kind to find its bucket's other objects.
-_buckets: dict[int, tuple[ClusterModel, dict[str, dict[int, dict[str, None]]]]] = {}
+# cluster pk -> (the model its syncs keep, weakly: a model the process let go is not held on
+# to here; kind -> bucket -> uids in the model's order): which uids fall in each bucket,
+# followed through each sync's changes, so a sync that changed one object does not hash
+# every uid of its kind to find its bucket's other objects.
+_buckets: dict[int, tuple[weakref.ref[ClusterModel], dict[str, dict[int, dict[str, None]]]]] = {}
 
 
 def _bucket_index(cluster_pk: int, model: ClusterModel, changes: ChangeSet) -> dict[str, dict[int, dict[str, None]]]:
     held = _buckets.pop(cluster_pk, None)
-    if held is not None and held[0] is model:
+    if held is not None and held[0]() is model:
         index = held[1]
         for kind in changes.kinds():
             of_kind, of_index = model.records.get(kind, {}), index.setdefault(kind, {})
@@ -146,7 +148,7 @@ def _bucket_index(cluster_pk: int, model: ClusterModel, changes: ChangeSet) -> d
             of_index = index[kind] = {}
             for uid in of_kind:
                 of_index.setdefault(codec.bucket_of(uid), {})[uid] = None
-    _buckets[cluster_pk] = (model, index)
+    _buckets[cluster_pk] = (weakref.ref(model), index)
     return index
 
 

@@ -20,6 +20,7 @@ import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -313,18 +314,19 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
 COUNTER_KINDS = frozenset({"ResourceSlice", "ResourceClaim", "DeviceTaintRule"})
 
 
-# cluster pk -> (the model, the ResourceSlice records it was found from, the nodes whose
-# devices consume counters): found again only when the slices changed.
-_counter_nodes_seen: dict[int, tuple[ClusterModel, dict, frozenset[str]]] = {}
+# cluster pk -> (the model, weakly: one the process let go is not held on to here; the
+# ResourceSlice records it was found from; the nodes whose devices consume counters): found
+# again only when the slices changed.
+_counter_nodes_seen: dict[int, tuple[weakref.ref[ClusterModel], dict, frozenset[str]]] = {}
 
 
 def _counter_nodes(cluster: Cluster, model: ClusterModel, slices: list) -> frozenset[str]:
     of_kind = model.records.get("ResourceSlice", {})
     seen = _counter_nodes_seen.get(cluster.pk)
-    if seen is not None and seen[0] is model and seen[1] == of_kind:  # the same slice records
+    if seen is not None and seen[0]() is model and seen[1] == of_kind:  # the same slice records
         return seen[2]
     names = frozenset(s.node_name for s in slices if s.node_name and any(d.consumes_counters for d in s.devices))
-    _counter_nodes_seen[cluster.pk] = (model, dict(of_kind), names)
+    _counter_nodes_seen[cluster.pk] = (weakref.ref(model), dict(of_kind), names)
     return names
 
 

@@ -25,6 +25,7 @@ import msgspec
 from django.db import transaction
 
 from . import model_codec
+from .bulk import insert_rows
 from .models import KeptChunk
 from .summaries import NodeSummary, PoolDevices, PoolKey
 
@@ -124,9 +125,9 @@ def save(cluster_pk: int, basis: Any, nodes: Mapping[str, NodeSummary], pools: M
                     for key, counts in pools.items():
                         if (b := _pool_bucket(key)) in by_bucket:
                             by_bucket[b].append((key, counts))
-                rows.extend(KeptChunk(cluster_id=cluster_pk, part=part, bucket=b, data=_encoder.encode(v))
+                rows.extend({"cluster_id": cluster_pk, "part": part, "bucket": b, "data": _encoder.encode(v)}
                             for b, v in sorted(by_bucket.items()) if v)
-            KeptChunk.objects.bulk_create(rows, batch_size=16)
+            insert_rows(KeptChunk, rows)
             KeptChunk.objects.update_or_create(cluster_id=cluster_pk, part=MARKER, bucket=0,
                                                    defaults={"basis": basis, "fingerprint": fp})
             return "changed" if partial else "full"

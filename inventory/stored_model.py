@@ -20,6 +20,7 @@ from typing import Any
 from django.db import transaction
 
 from . import model_codec as codec
+from .bulk import insert_rows
 from .changes import ChangeSet
 from .model import ClusterModel
 from .models import ModelChunk
@@ -74,9 +75,9 @@ def _load(cluster_pk: int, model: ClusterModel) -> ClusterModel | None:
     return model
 
 
-def _rows(cluster_pk: int, kind: str, bucket: int, entries: Iterable[codec.Entry], fp: str) -> list[ModelChunk]:
-    return [ModelChunk(cluster_id=cluster_pk, kind=kind, bucket=bucket, record_type=name, count=n, data=data,
-                       fingerprint=fp) for name, n, data in codec.encode(entries)]
+def _rows(cluster_pk: int, kind: str, bucket: int, entries: Iterable[codec.Entry], fp: str) -> list[dict[str, Any]]:
+    return [{"cluster_id": cluster_pk, "kind": kind, "bucket": bucket, "record_type": name, "count": n, "data": data,
+             "fingerprint": fp} for name, n, data in codec.encode(entries)]
 
 
 def _write(cluster_pk: int, buckets: Mapping[str, dict[int, list[codec.Entry]]], replace: Mapping[str, set[int]]) -> None:
@@ -85,16 +86,15 @@ def _write(cluster_pk: int, buckets: Mapping[str, dict[int, list[codec.Entry]]],
         if nums:
             ModelChunk.objects.filter(cluster_id=cluster_pk, kind=kind, bucket__in=sorted(nums)).delete()
     fp = codec.fingerprint()
-    batch: list[ModelChunk] = []
+    batch: list[dict[str, Any]] = []
     for kind, by_bucket in buckets.items():
         for bucket, entries in by_bucket.items():
             if entries:
                 batch.extend(_rows(cluster_pk, kind, bucket, entries, fp))
             if len(batch) >= BATCH:
-                ModelChunk.objects.bulk_create(batch)
+                insert_rows(ModelChunk, batch)  # a binary COPY on PostgreSQL (bytes unescaped)
                 batch = []
-    if batch:
-        ModelChunk.objects.bulk_create(batch)
+    insert_rows(ModelChunk, batch)
 
 
 def _from_model(model: ClusterModel, wanted: Mapping[str, set[int]] | None,

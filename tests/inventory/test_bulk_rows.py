@@ -203,3 +203,34 @@ def test_delete_pks_removes_exactly_the_given_rows_with_cascades(cluster):
     assert delete_pks(ResourceClaim, pks[:2]) == 2
     assert sorted(ResourceClaim.objects.values_list("pk", flat=True)) == pks[2:]
     assert not Reservation.objects.exists()
+
+
+def test_bytes_rows_round_trip_with_every_column_type_they_hold(cluster):
+    """A table with a bytes column goes through a binary COPY on PostgreSQL: every byte value
+    (NUL, the COPY end marker, high bytes, empty), text with NUL, a small int and a time come back."""
+    from inventory.models import ModelChunk
+
+    blobs = [bytes(range(256)) * 64, b"", b"\\.\n\x00", "日本 \U0001f680".encode()]
+    basis = dt.datetime(2026, 10, 3, 18, 30, 0, 5, tzinfo=PLUS2)
+    rows = [{"cluster_id": cluster.pk, "kind": f"K\x00{i}" if i == 1 else HOSTILE, "bucket": 31 - i, "record_type": str(i),
+             "count": 10**9 + i, "data": blob, "basis": basis if i else None} for i, blob in enumerate(blobs)]
+    assert insert_rows(ModelChunk, rows) == 4
+    got = {r.record_type: r for r in ModelChunk.objects.filter(cluster=cluster)}
+    for i, blob in enumerate(blobs):
+        r = got[str(i)]
+        assert bytes(r.data) == blob
+        assert (r.bucket, r.count, r.fingerprint) == (31 - i, 10**9 + i, "")
+        assert r.basis == (basis if i else None)
+    assert got["0"].kind == HOSTILE
+    assert got["1"].kind in ("K\x001", "K\ufffd1")  # PostgreSQL text refuses NUL: U+FFFD in its place
+
+
+def test_a_refused_bytes_row_keeps_the_transaction_usable(cluster):
+    from inventory.models import ModelChunk
+
+    row = {"cluster_id": cluster.pk, "kind": "Pod", "bucket": 1, "record_type": "t", "data": b"x"}
+    insert_rows(ModelChunk, [row])
+    with transaction.atomic():
+        with pytest.raises(IntegrityError):
+            insert_rows(ModelChunk, [dict(row, data=b"y")])  # the (cluster, kind, bucket, type) key
+        assert bytes(ModelChunk.objects.get(cluster=cluster).data) == b"x"

@@ -27,8 +27,8 @@ from django.db.models import F, Max, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from inventory import charts
 from inventory.bulk import insert_rows
+from inventory.dcgm import utilization_percent
 from inventory.kube import parse_time
 from inventory.models import AllocationResult, ClaimState, Cluster, Device, DeviceType, ResourceClaim, SourceKind
 from inventory.records import parse_object
@@ -361,7 +361,7 @@ def _utilization(cluster: Cluster, holdings: Sequence[cb.Holding], since: dateti
         if pk in measured:
             out.append(replace(h, utilization=measured[pk], basis=cb.MEASURED))
             continue
-        util = charts.utilization_percent(metrics)
+        util = utilization_percent(metrics)
         # A snapshot's values came with its files (their time is the sync's clock unless the
         # samples carry one): they describe the snapshot. A live cluster's must fall in the window.
         recent = snapshot or (at is not None and since <= at <= until)

@@ -21,11 +21,9 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from inventory.dcgm import join_samples, sample_from_labels
+from inventory.dcgm import GPU_UTIL, GR_ACTIVE, join_samples, sample_from_labels
 from inventory.parse import Device
 
-GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
-GR_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 FB_USED = "DCGM_FI_DEV_FB_USED"
 FB_FREE = "DCGM_FI_DEV_FB_FREE"
 POWER = "DCGM_FI_DEV_POWER_USAGE"
@@ -62,18 +60,6 @@ def window_seconds(name: str | None) -> tuple[str, int]:
 def step_seconds(window_s: int) -> int:
     """Range-query step for a window: ``window / TARGET_POINTS`` whole seconds, at least 1."""
     return max(1, window_s // TARGET_POINTS)
-
-
-def utilization_percent(metrics: Mapping[str, float]) -> float | None:
-    """Utilization in percent from stored latest values: ``DCGM_FI_DEV_GPU_UTIL`` (whole GPU)
-    or ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` x 100 (MIG instance); None when neither is known."""
-    v = metrics.get(GPU_UTIL)
-    if isinstance(v, int | float) and not math.isnan(v):
-        return float(v)
-    g = metrics.get(GR_ACTIVE)
-    if isinstance(g, int | float) and not math.isnan(g):
-        return float(g) * 100.0
-    return None
 
 
 def heat_colour(util: float | None) -> str:

@@ -62,6 +62,8 @@ METRICS: Mapping[str, tuple[str, str]] = MappingProxyType(
 DEFAULT_FIELDS: tuple[str, ...] = tuple(METRICS)
 
 _PREFIX = "DCGM_"
+GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
+GR_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 
 
 def metric_label(field_name: str) -> str:
@@ -420,3 +422,15 @@ def join_samples(samples: Iterable[DcgmSample], devices: Iterable[Device]) -> Te
         )
     unseen = [d.key for d in idx.devices if d.uuid and d.key not in by_device]
     return TelemetryJoin(by_device=by_device, unmatched=unmatched, devices_without_series=unseen)
+
+
+def utilization_percent(metrics: Mapping[str, float]) -> float | None:
+    """Utilization in percent from stored latest values: ``DCGM_FI_DEV_GPU_UTIL`` (whole GPU)
+    or ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` x 100 (MIG instance); None when neither is known."""
+    v = metrics.get(GPU_UTIL)
+    if isinstance(v, int | float) and not math.isnan(v):
+        return float(v)
+    g = metrics.get(GR_ACTIVE)
+    if isinstance(g, int | float) and not math.isnan(g):
+        return float(g) * 100.0
+    return None

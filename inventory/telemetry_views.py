@@ -27,7 +27,7 @@ from django.utils import timezone
 from django.views.decorators.vary import vary_on_headers
 
 from . import charts, mig
-from .dcgm import METRICS
+from .dcgm import METRICS, utilization_percent
 from .htmx import partial_template
 from .kube import GPU_DRIVER
 from .models import (
@@ -205,7 +205,7 @@ def _arrange(devices: list[Device]) -> list[dict[str, Any]]:
     for g in groups:
         for d in [g["device"], *g["migs"]]:
             if d is not None:
-                d.util = charts.utilization_percent(d.metrics)
+                d.util = utilization_percent(d.metrics)
                 d.colour = charts.heat_colour(d.util)
     return groups
 
@@ -428,7 +428,7 @@ def idle(request):
             util, basis = measured[d.pk], "measured"
             hours = hours_in_window(since, end, window_s)
         else:
-            util, basis = charts.utilization_percent(d.metrics), "estimate"
+            util, basis = utilization_percent(d.metrics), "estimate"
             if util is None:
                 unknown += 1
                 continue
@@ -463,7 +463,7 @@ def idle(request):
     busy_qs = Device.objects.filter(busy_q, allocations__isnull=True, cluster__in=shown).select_related("cluster")
     busy_rows = list(busy_qs.only(*_CELL_FIELDS, "cluster__name").order_by("cluster__name", "node_name", "name")[:LIST_LIMIT])
     for d in busy_rows:
-        d.util = charts.utilization_percent(d.metrics)
+        d.util = utilization_percent(d.metrics)
 
     states = [metrics_state(c, timezone.now()) for c in shown]
     ctx = {

@@ -14,11 +14,9 @@ from collections.abc import Iterator
 
 from claims.diagnosis.context import Context, claim_ref, node_ref, pod_ref, slice_ref
 from claims.diagnosis.verdicts import Verdict, renders
-from inventory.dcgm import DcgmSample, TelemetryJoin
+from inventory.dcgm import GPU_UTIL, DcgmSample, TelemetryJoin
+from inventory.dcgm import GR_ACTIVE as PROF_GR_ACTIVE
 from inventory.kube import DRA_GROUP, ObjectRef
-
-GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
-PROF_GR_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 
 
 def _samples(ctx: Context) -> list[DcgmSample]:

@@ -14,7 +14,7 @@ from django.core.management import call_command
 
 from claims import chargeback as cb
 from claims.ledger.models import ChargebackHolding
-from inventory import charts
+from inventory import dcgm
 from inventory.kube import parse_time
 from inventory.models import Device
 from inventory.snapshot import load_path
@@ -83,7 +83,7 @@ def test_dcgm_values_of_the_snapshot_give_an_estimated_use(sync_snapshot, tmp_pa
     assert parse_time(doc["until"]) == until  # the snapshot's moment
     want_used = 0.0
     for r in rows:
-        util = charts.utilization_percent(devices[(r.driver, r.pool, r.device_name)].metrics)
+        util = dcgm.utilization_percent(devices[(r.driver, r.pool, r.device_name)].metrics)
         assert util is not None  # the scrape names the held GPU by UUID
         want_used += cb.held_seconds(r.start, r.last_seen, since, until) / 3600 * r.share * util / 100
     assert want_used > 0

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from inventory.charts import utilization_percent
+from inventory.dcgm import utilization_percent
 from inventory.models import AllocationResult, Device
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from inventory import charts
+from inventory import charts, dcgm
 
 T0 = datetime(2026, 11, 30, tzinfo=UTC)
 T1 = datetime(2026, 11, 30, 1, tzinfo=UTC)
@@ -28,8 +28,8 @@ def test_an_xid_code_is_one_marker_until_it_changes():
 def test_mig_graphics_engine_activity_is_charted_in_percent():
     fig = json.loads(charts.device_figure([({"__name__": charts.GR_ACTIVE}, [(1.0, 0.381124)])], start=T0, end=T1).to_json())
     assert fig["data"][0]["y"] == [38.1124]
-    assert charts.utilization_percent({charts.GR_ACTIVE: 0.5}) == 50.0
-    assert charts.utilization_percent({}) is None
+    assert dcgm.utilization_percent({dcgm.GR_ACTIVE: 0.5}) == 50.0
+    assert dcgm.utilization_percent({}) is None
 
 
 def test_heat_colours_run_from_pale_green_to_red_and_grey_without_data():

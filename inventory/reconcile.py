@@ -7,6 +7,9 @@ classify and slices before the claims allocated from them. ``Reconcile.finish(re
 what needs the whole read: nodes known only from slices, allocation results whose device came
 later, deleting vanished objects (only after a read without errors, only of kinds listed
 completely), matching devices again when the DeviceClasses changed, node summaries.
+
+What to create, update and delete is decided on plain data (``inventory.decide``); the rows go
+to a ``Writer`` (``inventory.writer``), the one that knows about savepoints, COPY and sequences.
 """
 
 from __future__ import annotations
@@ -17,13 +20,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from django.db.models import Q
 
-from . import cel, jsonlist, parse, records, rows
-from .bulk import STORE_ERRORS, DeferredInserts, delete_pks, next_ids, save_rows, update_rows
+from . import cel, decide, jsonlist, parse, records, rows
+from .bulk import update_rows
 from .changes import ChangeSet
 from .kinds import BY_KIND
 from .models import (
@@ -46,6 +49,10 @@ from .normalize import UnknownAPIVersion, normalize
 from .readitem import ReadItem
 from .snapshot import newest_timestamp, newest_timestamp_in_text
 from .sources import ReadResult
+from .writer import Writer
+
+if TYPE_CHECKING:
+    from .bulk import DeferredInserts
 
 BULK = 1000
 MAX_RESULT_NAME = 253
@@ -158,12 +165,10 @@ class Reconcile:
 
     def __init__(self, cluster: Cluster, later: DeferredInserts | None = None) -> None:
         self.cluster = cluster
-        # Batches without child rows are stored while the next ones are prepared (PostgreSQL).
-        self.later = later or DeferredInserts()
-        self.unstored: dict[str, set[int]] = defaultdict(set)  # kind -> keys given to rows not stored
+        self.errors: list[str] = []
+        self.writer = Writer(later, self.errors)  # rows refused by the database are reported in errors
         self.had_devices: bool | None = None  # the cluster held devices when the sync began
         self.pools_written: set[tuple[str, str]] = set()  # (driver, pool) of devices written
-        self.errors: list[str] = []
         # (uid, record, newest timestamp) of every object decoded: what the cluster model
         # takes from this read (``inventory.model``); timestamps only for snapshots.
         self.decoded: list[tuple[str, Any, str | None]] = []
@@ -275,109 +280,61 @@ class Reconcile:
             self.kinds[kind] = _KindState(model, self.counts[kind], extra)
         return self.kinds[kind]
 
-    def _store(self, model: type, batch: list[Any], describe: Callable[[Any], str], update: list[str] | None = None) -> set[int]:
-        """Insert (or, with ``update`` columns, update ``(pk, row)`` pairs) ``batch`` in a
-        savepoint. When the batch cannot be stored (a value the database refuses: a number out
-        of range, text it cannot encode), store it row by row and report each row that cannot
-        be, named by ``describe(row)``, instead of failing the sync. Returns their indexes."""
-        if not batch:
-            return set()
-        try:
-            save_rows(model, batch, update)
-            return set()
-        except STORE_ERRORS:
-            return self._store_one_by_one(model, batch, describe, update)
-
-    def _store_later(self, model: type, batch: list[dict[str, Any]], describe: Callable[[Any], str], then: Callable[[set[int]], None]) -> None:
-        """Insert ``batch`` as ``_store`` does, its end awaited only when the connection is next
-        needed (``bulk.DeferredInserts``); ``then(indexes of rows not stored)`` runs after."""
-        def done(exc: Exception | None) -> None:
-            then(set() if exc is None else self._store_one_by_one(model, batch, describe))
-
-        self.later.insert(model, batch, done)
-
-    def _store_one_by_one(self, model: type, batch: list[Any], describe: Callable[[Any], str], update: list[str] | None = None) -> set[int]:
-        failed: set[int] = set()
-        for i, row in enumerate(batch):
-            try:
-                save_rows(model, [row], update)
-            except STORE_ERRORS as exc:
-                failed.add(i)
-                reason = (str(exc).splitlines() or [""])[0][:200]
-                self.errors.append(f"{describe(row)}: cannot be stored ({type(exc).__name__}: {reason})")
-        return failed
-
     def _write(self, kind: str, model: type, items: list[Item], build: Callable[..., dict[str, Any]], extra: Q | None = None, children: bool = False) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """Create and update ``items`` of one kind (already new or changed, see ``add``);
         returns (created, updated) as (pk, index into items) pairs. ``build(obj, text,
-        record)`` gives a row. New rows' pks are looked up only for kinds that have child
-        rows (``children``); for the others ``existing`` learns the uid with pk 0."""
-        existing = self._state(kind, model, extra).load(self.cluster)
-        st = self.kinds[kind]
-        create: list[tuple[str, int, dict[str, Any]]] = []
-        update: list[tuple[int, int, dict[str, Any]]] = []
-        for i, (obj, text, uid, record) in enumerate(items):
+        record)`` gives a row. New rows' pks are known only for kinds that have child rows
+        (``children``); for the others ``existing`` learns the uid with pk 0."""
+        st = self._state(kind, model, extra)
+        existing = st.load(self.cluster)
+        built = []
+        for obj, text, _, record in items:
             row = build(obj, text, record)
             row["cluster_id"] = self.cluster.pk
-            have = existing.get(uid)
-            if have is None:
-                create.append((uid, i, row))
-            else:
-                update.append((have[0], i, row))
+            built.append(row)
+        creates, updates = decide.split(existing, [uid for _, _, uid, _ in items])
+
         def describe(row: dict[str, Any]) -> str:
             return f"{kind} {row.get('namespace') or ''}{'/' if row.get('namespace') else ''}{row.get('name')}"
 
-        failed = self._store(model, [(pk, row) for pk, _, row in update], lambda pr: describe(pr[1]),
-                             update=[k for k in update[0][2] if k != "cluster_id"] if update else [])
-        update = [u for n, u in enumerate(update) if n not in failed]
-        st.counts.updated += len(update)
-        self.changes.add("updated", kind, (items[i][2] for _, i, _ in update))
-        created: list[tuple[int, int]] = []
+        pairs = [(pk, built[i]) for pk, i in updates]
+        failed = self.writer.store(model, pairs, lambda pr: describe(pr[1]),
+                                   update=[k for k in pairs[0][1] if k != "cluster_id"] if pairs else [])
+        updated = [u for n, u in enumerate(updates) if n not in failed]
+        st.counts.updated += len(updated)
+        self.changes.add("updated", kind, (items[i][2] for _, i in updated))
         rv = [str(rows.meta(obj).get("resourceVersion") or "") for obj, _, _, _ in items]
+        uid = [items[i][2] for i in creates]
+
+        new_rows = [built[i] for i in creates]
         if not children:
             # No child rows: nothing needs the new rows' pks, so the batch is stored while the
             # next one is prepared. ``existing`` learns each uid with pk 0 (stored, pk unread).
-            def stored(failed: set[int]) -> None:
-                kept = [c for n, c in enumerate(create) if n not in failed]
-                for uid, i, _ in kept:
-                    existing[uid] = (0, rv[i])
+            def unkeyed(failed: set[int]) -> None:
+                kept = [n for n in range(len(creates)) if n not in failed]
+                for n in kept:
+                    existing[uid[n]] = (0, rv[creates[n]])
                 st.counts.created += len(kept)
-                self.changes.add("created", kind, (uid for uid, _, _ in kept))
+                self.changes.add("created", kind, (uid[n] for n in kept))
 
-            self._store_later(model, [row for _, _, row in create], describe, stored)
-            return [(0, i) for _, i, _ in create], [(pk, i) for pk, i, _ in update]
-        if self.later.deferring and create:
-            # PostgreSQL: new rows take their keys from the sequence, so their children are
-            # built while the server stores them; children skip ``unstored`` parents.
-            for (uid, i, row), pk in zip(create, next_ids(model, len(create)), strict=True):
-                row["id"] = pk
-                existing[uid] = (pk, rv[i])
-                created.append((pk, i))
+            self.writer.store_later(model, new_rows, describe, unkeyed)
+            return [(0, i) for i in creates], updated
+        created: list[tuple[int, int]] = []
 
-            def parents_stored(failed: set[int]) -> None:
-                for n in failed:
-                    uid, _, row = create[n]
-                    self.unstored[kind].add(row["id"])
-                    existing.pop(uid, None)
-                st.counts.created += len(create) - len(failed)
-                self.changes.add("created", kind, (c[0] for n, c in enumerate(create) if n not in failed))
+        def keyed(pks: dict[int, int]) -> None:
+            for n, pk in pks.items():
+                existing[uid[n]] = (pk, rv[creates[n]])
+                created.append((pk, creates[n]))
 
-            self._store_later(model, [row for _, _, row in create], describe, parents_stored)
-            return created, [(pk, i) for pk, i, _ in update]
-        failed = self._store(model, [row for _, _, row in create], describe)
-        create = [c for n, c in enumerate(create) if n not in failed]
-        if create:
-            pk_of: dict[str, int] = {}
-            qs = model.objects.filter(Q(cluster=self.cluster) & (extra or Q()))
-            for uids in _chunks([uid for uid, _, _ in create]):
-                pk_of.update(qs.filter(uid__in=uids).values_list("uid", "pk"))
-            for uid, i, _ in create:
-                pk = pk_of.get(uid, 0)
-                existing[uid] = (pk, rv[i])
-                created.append((pk, i))
-        st.counts.created += len(create)
-        self.changes.add("created", kind, (uid for uid, _, _ in create))
-        return created, [(pk, i) for pk, i, _ in update]
+        def stored(failed: set[int]) -> None:
+            for n in failed:
+                existing.pop(uid[n], None)  # keyed before the database refused it
+            st.counts.created += len(creates) - len(failed)
+            self.changes.add("created", kind, (uid[n] for n in range(len(creates)) if n not in failed))
+
+        among = model.objects.filter(Q(cluster=self.cluster) & (extra or Q()))
+        self.writer.create_parents(kind, among, new_rows, describe, keyed, stored)
+        return created, updated
 
     def _nodes(self, items: list[Item]) -> None:
         self.node_objects.update(str(rows.meta(o).get("name")) for o, _, _, _ in items)
@@ -443,95 +400,64 @@ class Reconcile:
         counts = self.counts["Device"]
         match = self._matcher(self.classes)
         self.slices_by_classes.append((self.classes, [pk for pk, _ in slices]))
+
+        def row_of(d: parse.Device) -> dict[str, Any]:
+            row = rows.device_fields(d, match(d))
+            row["cluster_id"] = self.cluster.pk  # for a new device; updates leave it
+            return row
+
         # Rows first, before any query: new slices may still be being stored (PostgreSQL).
-        wanted: dict[tuple[str, str, str], tuple[int, dict[str, Any]]] = {}
-        generation: dict[int, int] = {pk: s.pool_generation for pk, s in slices}
-        incomplete: set[int] = set()  # slices stored without one of their devices: _read_again
-        for slice_pk, s in slices:
-            for d in s.devices:
-                if d.key in wanted:
-                    held_by = wanted[d.key][0]
-                    if generation[held_by] > s.pool_generation:
-                        continue  # an older generation of the pool: the scheduler ignores it
-                    if generation[held_by] == s.pool_generation:
-                        self._pool_conflict(d.key, f"device {'/'.join(d.key)} published twice in pool generation {s.pool_generation} (slice {s.name}); kept the first")
-                        incomplete.add(slice_pk)
-                        continue
-                row = rows.device_fields(d, match(d))
-                row.update(slice_id=slice_pk, driver=d.driver, pool=d.pool, name=d.name)  # key: ignored by updates
-                wanted[d.key] = (slice_pk, row)
-        self.later.settle()
-        lost = self.unstored["ResourceSlice"]  # new slices the database refused: no devices
-        if lost:
-            wanted = {k: v for k, v in wanted.items() if v[0] not in lost}
+        found = decide.wanted_devices(slices, row_of)
+        self._pool_conflicts(found.conflicts)
+        lost = self.writer.refused("ResourceSlice")  # new slices the database refused: no devices
+        wanted = {k: v for k, v in found.rows.items() if v[0] not in lost} if lost else found.rows
         self.slice_nodes.update(s.node_name for pk, s in slices if s.node_name and pk not in lost)
         slice_pks = {pk for pk, _ in slices}
-        existing: dict[tuple[str, str, str], int] = {}
+        stored: dict[tuple[str, str, str], int] = {}
         for pks in _chunks(sorted(updated)):  # a slice created just now has no devices yet
             for pk, drv, pool, name in Device.objects.filter(slice_id__in=pks).values_list("pk", "driver", "pool", "name"):
-                existing[(drv, pool, name)] = pk
+                stored[(drv, pool, name)] = pk
         # New devices another slice already holds. Only pools with stored devices can hold one:
         # in a cluster that had none when the sync began, the pools written since (usually
         # none: a pool is one node's slice), which spares a full sync these queries.
-        pools = {k[:2] for k in wanted if k not in existing}
         if self.had_devices is None:
             self.had_devices = Device.objects.filter(cluster=self.cluster).exists()
-        if not self.had_devices:
-            pools &= self.pools_written
+        pools = decide.pools_to_search(wanted, stored, None if self.had_devices else self.pools_written)
         self.pools_written.update(k[:2] for k in wanted)
         elsewhere: dict[tuple[str, str, str], tuple[int, int]] = {}  # key -> (device pk, its slice's pk)
         for drv, pool, name, pk, slice_id in self._devices_in_pools(pools, "pk", "slice_id"):
             if slice_id not in slice_pks:
                 elsewhere[(drv, pool, name)] = (pk, slice_id)
-        if elsewhere:
-            holders = {h for _, h in elsewhere.values()}
-            for chunk in _chunks(sorted(holders)):
-                generation.update(ResourceSlice.objects.filter(pk__in=chunk).values_list("pk", "pool_generation"))
-        create: list[dict[str, Any]] = []
-        update: list[tuple[int, dict[str, Any]]] = []
-        for key, (slice_pk, row) in wanted.items():
-            if key in elsewhere:
-                # Pools as the scheduler sees them: only the newest generation publishes. A
-                # driver that re-created its slices (new names, higher generation) takes its
-                # devices over in place (pks, metrics and allocations kept); an older one is
-                # ignored; the same generation twice is a conflict of that pool alone.
-                device_pk, holder = elsewhere[key]
-                if generation.get(slice_pk, 0) > generation.get(holder, 0):
-                    row["slice_id"] = slice_pk
-                    update.append((device_pk, row))
-                elif generation.get(slice_pk, 0) == generation.get(holder, 0):
-                    self._pool_conflict(key, f"device {'/'.join(key)} is also published by another slice of pool generation {generation.get(slice_pk, 0)}; kept the first")
-                    incomplete.add(slice_pk)
-                continue
-            pk = existing.pop(key, None)
-            if pk is None:
-                row["cluster_id"] = self.cluster.pk
-                create.append(row)
-            else:
-                update.append((pk, row))
-        delete_pks(Device, list(existing.values()))
+        generation = {pk: s.pool_generation for pk, s in slices}
+        for chunk in _chunks(sorted({h for _, h in elsewhere.values()})):
+            generation.update(ResourceSlice.objects.filter(pk__in=chunk).values_list("pk", "pool_generation"))
+        plan = decide.device_changes(wanted, stored, elsewhere, generation)
+        self._pool_conflicts(plan.conflicts)
+        incomplete = set(found.incomplete | plan.incomplete)  # stored without one of their devices: _read_again
+        self.writer.delete(Device, plan.delete)
 
         def device(row: dict[str, Any]) -> str:
             return f"device {row.get('driver', '?')}/{row.get('pool', '?')}/{row.get('name', '?')}"
 
-        failed = self._store(Device, update, lambda pr: device(pr[1]), update=rows.DEVICE_FIELDS)  # slice_id among them
-        incomplete.update(update[n][1]["slice_id"] for n in failed)
+        failed = self.writer.store(Device, plan.update, lambda pr: device(pr[1]), update=rows.DEVICE_FIELDS)  # slice_id among them
+        incomplete.update(plan.update[n][1]["slice_id"] for n in failed)
         counts.seen += len(wanted)
-        counts.updated += len(update) - len(failed)
-        counts.deleted += len(existing)
-        if create or update or existing:
+        counts.updated += len(plan.update) - len(failed)
+        counts.deleted += len(plan.delete)
+        if plan.create or plan.update or plan.delete:
             self.devices_moved = True
 
-        def stored(failed: set[int]) -> None:
+        def stored_new(failed: set[int]) -> None:
             # The new devices are stored while the next slices are parsed (PostgreSQL).
-            incomplete.update(create[n]["slice_id"] for n in failed)
-            counts.created += len(create) - len(failed)
+            incomplete.update(plan.create[n]["slice_id"] for n in failed)
+            counts.created += len(plan.create) - len(failed)
             _read_again(ResourceSlice, incomplete)
 
-        self._store_later(Device, create, device, stored)
+        self.writer.store_later(Device, plan.create, device, stored_new)
 
-    def _pool_conflict(self, key: tuple[str, str, str], message: str) -> None:
-        self.pool_conflicts[key[:2]].append(message)
+    def _pool_conflicts(self, conflicts: tuple[decide.PoolConflict, ...]) -> None:
+        for c in conflicts:
+            self.pool_conflicts[c.pool].append(c.message)
 
     def _reclassify(self) -> None:
         """Match devices again where the DeviceClasses they were matched with are not the final
@@ -568,8 +494,7 @@ class Reconcile:
     def _claim_children(self, created: list[tuple[int, parse.ResourceClaim]], updated: list[tuple[int, parse.ResourceClaim]]) -> None:
         """Rebuild allocation results and reservations of new and changed claims, pointing each
         result at its device when that device is already stored."""
-        self.later.settle()
-        lost = self.unstored["ResourceClaim"]  # new claims the database refused: no children
+        lost = self.writer.refused("ResourceClaim")  # new claims the database refused: no children
         if lost:
             created = [(pk, c) for pk, c in created if pk not in lost]
         for pks in _chunks([pk for pk, _ in updated]):
@@ -601,10 +526,10 @@ class Reconcile:
                 })  # fmt: skip
             for ref in c.reserved_for:
                 reservations.append({"claim_id": pk, "resource": ref.resource, "name": ref.name, "uid": ref.uid})
-        failed = self._store(AllocationResult, results, lambda r: f"allocation result {r['driver']}/{r['pool']}/{r['device_name']}")
+        failed = self.writer.store(AllocationResult, results, lambda r: f"allocation result {r['driver']}/{r['pool']}/{r['device_name']}")
         incomplete = {results[n]["claim_id"] for n in failed} | self._claim_unread
         self._claim_unread = set()
-        failed = self._store(Reservation, reservations, lambda r: f"reservedFor {r['resource']} {r['name']}")
+        failed = self.writer.store(Reservation, reservations, lambda r: f"reservedFor {r['resource']} {r['name']}")
         incomplete |= {reservations[n]["claim_id"] for n in failed}
         _read_again(ResourceClaim, incomplete)  # stored without one of its results or consumers
 
@@ -643,7 +568,7 @@ class Reconcile:
             {"cluster_id": self.cluster.pk, "uid": f"Node//{n}", "name": n, "from_slices": True}
             for n in sorted(named - have)
         ]
-        failed = self._store(Node, rows, lambda row: f"Node {row['name']} (named by a ResourceSlice)")
+        failed = self.writer.store(Node, rows, lambda row: f"Node {row['name']} (named by a ResourceSlice)")
         self.changes.add("created", "Node", (r["uid"] for n, r in enumerate(rows) if n not in failed))
         if len(failed) < len(rows):
             self.devices_moved = True
@@ -655,14 +580,10 @@ class Reconcile:
         deleted = read.deleted or {}
         for kind in sorted(complete | set(deleted)):
             st = self._state_for(kind)
-            if kind in complete:
-                stored = st.load(self.cluster)
-                if st.matched == st.loaded:
-                    continue  # every object stored before the read was seen in it
-                gone_uids = {stored[uid][0]: uid for uid in sorted(stored.keys() - st.seen)}
-            else:
-                stored = st.load(self.cluster)
-                gone_uids = {stored[uid][0]: uid for uid in deleted[kind] if uid in stored and uid not in st.seen}
+            stored = st.load(self.cluster)
+            if kind in complete and st.matched == st.loaded:
+                continue  # every object stored before the read was seen in it
+            gone_uids = decide.vanished(stored, st.seen, None if kind in complete else deleted[kind])
             gone = list(gone_uids)
             if not gone:
                 continue
@@ -681,14 +602,14 @@ class Reconcile:
                     kept.update(pk for pk, drv, pool in ResourceSlice.objects.filter(pk__in=chunk).values_list("pk", "driver", "pool")
                                 if (drv, pool) in self.pool_conflicts)
                 gone = [pk for pk in gone if pk not in kept]
-            delete_pks(st.model, gone)
+            self.writer.delete(st.model, gone)
             st.counts.deleted += len(gone)
             self.changes.add("deleted", kind, (gone_uids[pk] for pk in gone))
 
     def finish(self, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:
         for kind in [*TYPED_MODELS, *sorted(k for k in self.buffers if k not in TYPED_MODELS)]:
             self.flush(kind)
-        self.later.settle()
+        self.writer.settle()
         self._ensure_slice_nodes()
         self._resolve_allocations()
         for kind, n in self.skipped.items():

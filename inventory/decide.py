@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .parse import Device, ResourceSlice
+    from .parse import Device, ResourceClaim, ResourceSlice
 
 Key = tuple[str, str, str]  # (driver, pool, device name)
 Pool = tuple[str, str]  # (driver, pool)
 Row = dict[str, Any]
+# No API server serves a longer name in an allocation result (drivers and devices <= 63, pools <= 253).
+MAX_RESULT_NAME = 253
 
 
 def split(existing: Mapping[str, tuple[int, str]], uids: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
@@ -136,3 +138,41 @@ def device_changes(wanted: Mapping[Key, tuple[int, Row]], stored: Mapping[Key, i
         else:
             update.append((pk, row))
     return DeviceChanges(create, update, list(left.values()), tuple(conflicts), frozenset(incomplete))
+
+
+@dataclass(frozen=True)
+class ClaimChildren:
+    """The allocation result and reservation rows of new and changed ResourceClaims."""
+
+    results: list[Row]
+    reservations: list[Row]
+    errors: tuple[str, ...] = ()
+    unread: frozenset[int] = frozenset()  # claims stored without one of their results
+    nodes: frozenset[str] = frozenset()  # nodes of the devices allocated
+
+
+def claim_children(claims: Sequence[tuple[int, ResourceClaim]], devices: Mapping[Key, tuple[int, str]], cluster_pk: int) -> ClaimChildren:
+    """Rows of the results and consumers (``reservedFor``) of ``claims`` ((pk, parsed claim)
+    pairs). ``devices``: key -> (pk, node name) of the stored devices they may name; a result
+    whose device is not stored yet points at none (``finish`` resolves it later)."""
+    results: list[Row] = []
+    reservations: list[Row] = []
+    errors: list[str] = []
+    unread: set[int] = set()
+    nodes: set[str] = set()
+    for pk, c in claims:
+        for r in c.results:
+            if max(len(r.driver), len(r.pool), len(r.device)) > MAX_RESULT_NAME:
+                errors.append(f"allocation result {r.driver[:63]}/{r.pool[:63]}/{r.device[:63]}: names longer than {MAX_RESULT_NAME} characters")
+                unread.add(pk)
+                continue
+            device = devices.get((r.driver, r.pool, r.device))
+            if device is not None:
+                nodes.add(device[1])
+            results.append({
+                "claim_id": pk, "cluster_id": cluster_pk, "request": r.request, "driver": r.driver,
+                "pool": r.pool, "device_name": r.device, "device_id": device[0] if device else None,
+            })  # fmt: skip
+        for ref in c.reserved_for:
+            reservations.append({"claim_id": pk, "resource": ref.resource, "name": ref.name, "uid": ref.uid})
+    return ClaimChildren(results, reservations, tuple(errors), frozenset(unread), frozenset(nodes))

@@ -55,7 +55,6 @@ if TYPE_CHECKING:
     from .bulk import DeferredInserts
 
 BULK = 1000
-MAX_RESULT_NAME = 253
 # Slices read again at a time (about 20 KB of raw each in a large fleet).
 SLICE_CHUNK = 50
 
@@ -178,7 +177,6 @@ class Reconcile:
         self._skips_decided = False
         self.stamps = cluster.source_kind == SourceKind.SNAPSHOT
         self.changes = ChangeSet()  # uids created / updated / deleted per kind, as written
-        self._claim_unread: set[int] = set()  # claims stored without a refused result: read again
         # (driver, pool) -> problems confined to that pool: they keep its slices from being
         # deleted, not the rest of the cluster's objects.
         self.pool_conflicts: dict[tuple[str, str], list[str]] = defaultdict(list)
@@ -509,26 +507,12 @@ class Reconcile:
             (drv, pool, name): (pk, node)
             for drv, pool, name, pk, node in self._devices_in_pools({k[:2] for k in wanted}, "pk", "node_name", names={k[2] for k in wanted})
         }
-        results, reservations = [], []
-        for pk, c in claims:
-            for r in c.results:
-                if max(len(r.driver), len(r.pool), len(r.device)) > MAX_RESULT_NAME:
-                    # No API server serves such a name (drivers and devices <= 63, pools <= 253).
-                    self.errors.append(f"allocation result {r.driver[:63]}/{r.pool[:63]}/{r.device[:63]}: names longer than {MAX_RESULT_NAME} characters")
-                    self._claim_unread.add(pk)
-                    continue
-                device = index.get((r.driver, r.pool, r.device))
-                if device is not None:
-                    self.touched_nodes.add(device[1])
-                results.append({
-                    "claim_id": pk, "cluster_id": self.cluster.pk, "request": r.request, "driver": r.driver,
-                    "pool": r.pool, "device_name": r.device, "device_id": device[0] if device else None,
-                })  # fmt: skip
-            for ref in c.reserved_for:
-                reservations.append({"claim_id": pk, "resource": ref.resource, "name": ref.name, "uid": ref.uid})
+        made = decide.claim_children(claims, index, self.cluster.pk)
+        self.errors.extend(made.errors)
+        self.touched_nodes.update(made.nodes)
+        results, reservations = made.results, made.reservations
         failed = self.writer.store(AllocationResult, results, lambda r: f"allocation result {r['driver']}/{r['pool']}/{r['device_name']}")
-        incomplete = {results[n]["claim_id"] for n in failed} | self._claim_unread
-        self._claim_unread = set()
+        incomplete = {results[n]["claim_id"] for n in failed} | made.unread
         failed = self.writer.store(Reservation, reservations, lambda r: f"reservedFor {r['resource']} {r['name']}")
         incomplete |= {reservations[n]["claim_id"] for n in failed}
         _read_again(ResourceClaim, incomplete)  # stored without one of its results or consumers

@@ -134,3 +134,36 @@ def test_the_decisions_import_nothing_of_django():
     code = "import sys, inventory.decide; sys.exit(1 if any(m.split('.')[0] == 'django' for m in sys.modules) else 0)"
     root = Path(__file__).resolve().parents[2]
     assert subprocess.run([sys.executable, "-c", code], cwd=root).returncode == 0
+
+
+def _claim(name: str, *results: tuple[str, str, str], reserved: tuple[str, ...] = ()):
+    from inventory.parse import parse_resource_claim
+
+    return parse_resource_claim({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "ml", "uid": f"uid-{name}"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}},
+        "status": {
+            "allocation": {"devices": {"results": [
+                {"request": "gpu", "driver": d, "pool": p, "device": n} for d, p, n in results]}},
+            "reservedFor": [{"resource": "pods", "name": pod, "uid": f"uid-{pod}"} for pod in reserved],
+        },
+    })  # fmt: skip
+
+
+def test_a_claims_results_point_at_stored_devices_and_await_the_others():
+    claims = [(3, _claim("train", (GPU, "node-a", "gpu-0"), (GPU, "node-b", "gpu-9"), reserved=("pod-1",)))]
+    made = decide.claim_children(claims, {(GPU, "node-a", "gpu-0"): (100, "node-a")}, cluster_pk=1)
+    assert [(r["claim_id"], r["device_name"], r["device_id"]) for r in made.results] == [(3, "gpu-0", 100), (3, "gpu-9", None)]
+    assert made.nodes == {"node-a"}
+    assert made.reservations == [{"claim_id": 3, "resource": "pods", "name": "pod-1", "uid": "uid-pod-1"}]
+    assert made.errors == () and made.unread == frozenset()
+
+
+def test_a_result_naming_what_no_api_server_serves_is_reported_and_its_claim_read_again():
+    long_pool = "p" * (decide.MAX_RESULT_NAME + 1)
+    claims = [(3, _claim("odd", (GPU, long_pool, "gpu-0"), (GPU, "node-a", "gpu-1"))), (4, _claim("fine", (GPU, "node-a", "gpu-2")))]
+    made = decide.claim_children(claims, {}, cluster_pk=1)
+    assert [r["device_name"] for r in made.results] == ["gpu-1", "gpu-2"]
+    assert made.unread == {3}
+    assert made.errors == (f"allocation result {GPU}/{'p' * 63}/gpu-0: names longer than 253 characters",)

@@ -128,9 +128,8 @@ def _events(cluster, namespace: str, claim_names: set[str], pod_names: set[str])
     names = claim_names | pod_names
     if not names:
         return []
-    rows = KubeObject.objects.filter(cluster=cluster, kind="Event", namespace=namespace).filter(
-        Q(raw__involvedObject__name__in=list(names)) | Q(raw__regarding__name__in=list(names))
-    ).values_list("raw", flat=True)
+    rows = KubeObject.objects.filter(cluster=cluster, kind="Event", namespace=namespace, subject_name__in=sorted(names),
+                                     subject_kind__in=("ResourceClaim", "Pod")).values_list("raw", flat=True)  # fmt: skip
     events = []
     for raw in rows[: EVENT_LIMIT * 4]:
         e = parse_event(raw)

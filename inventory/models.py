@@ -352,13 +352,20 @@ class KubeObject(KubeObjectBase):
     kind = ClusterTextField()
     api_version = models.TextField()
     namespace = models.TextField(blank=True)
-    # jsonb: Events are searched by involvedObject / regarding name (claims.views).
     raw = models.JSONField(default=dict)
+    # An Event's subject (``involvedObject``, or ``regarding`` of events.k8s.io/v1), from its
+    # record: the node page and the claim pages find their Events by index, not by a JSON path
+    # into every Event's raw. Empty for other kinds.
+    subject_kind = models.TextField(blank=True, default="")
+    subject_name = ClusterTextField(blank=True, default="")
 
     class Meta:
         ordering = ["kind", "namespace", "name"]
         constraints = [models.UniqueConstraint(fields=["cluster", "uid"], name="kubeobject_cluster_uid")]
-        indexes = [models.Index(fields=["cluster", "kind", "namespace", "name"], name="kubeobject_kind_ns_name")]
+        indexes = [
+            models.Index(fields=["cluster", "kind", "namespace", "name"], name="kubeobject_kind_ns_name"),
+            models.Index(fields=["cluster", "subject_name"], condition=models.Q(kind="Event"), name="kubeobject_event_subject"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}"

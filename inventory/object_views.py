@@ -12,7 +12,6 @@ from typing import Any
 
 import yaml
 from django.core.paginator import Paginator
-from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
@@ -177,9 +176,8 @@ def node_events(node: Node, limit: int = 30) -> list:
     """Events about ``node`` (involvedObject/regarding kind Node and its name), newest first. One query."""
     from .records import parse_event
 
-    rows = KubeObject.objects.filter(cluster=node.cluster, kind="Event").filter(
-        Q(raw__involvedObject__name=node.name) | Q(raw__regarding__name=node.name)
-    ).values_list("raw", flat=True)[: limit * 4]
+    rows = KubeObject.objects.filter(cluster=node.cluster, kind="Event", subject_kind="Node", subject_name=node.name
+                                     ).values_list("raw", flat=True)[: limit * 4]  # fmt: skip
     events = [e for e in (parse_event(r) for r in rows) if e.involved_kind == "Node" and e.involved_name == node.name]
     events.sort(key=lambda e: e.last or e.first or "", reverse=True)
     return events[:limit]

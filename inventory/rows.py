@@ -99,11 +99,14 @@ def kubeobject_fields(obj: dict[str, Any], text: str | None, r: records.KubeReco
     if r is None:
         spec = BY_KIND.get(str(obj.get("kind")))
         r = records.parse_identity(obj, namespaced=spec.namespaced if spec else True)
+    event = isinstance(r, records.Event)
     return {
         **base_fields(r, obj, text),
         "kind": r.kind,
         "api_version": r.api_version,
         "namespace": r.namespace or "",
+        "subject_kind": (r.involved_kind or "") if event else "",
+        "subject_name": (r.involved_name or "") if event else "",
     }
 
 

@@ -129,8 +129,11 @@ def _add_event(pod: Pod, *, shape: str, reason: str, message: str, count: int = 
                "reason": reason, "note": message, "type": "Warning", "eventTime": ts.replace("Z", ".000000Z"),
                "reportingController": "kubelet", "reportingInstance": "kubelet-node",
                "action": "Preparing", "deprecatedCount": count}
+    # The columns the sync writes for an Event (``rows.kubeobject_fields``: its subject too).
+    event = parse_event(raw)
     return KubeObject.objects.create(cluster=pod.cluster, uid=uid, name=name, kind="Event", api_version=raw["apiVersion"],
-                                     namespace=pod.namespace, raw=raw)
+                                     namespace=pod.namespace, raw=raw, subject_kind=event.involved_kind or "",
+                                     subject_name=event.involved_name or "")
 
 
 def _add_finding(pod: Pod, *, summary: str, next_action: str, main_kind: str = "ResourceClaim") -> Finding:

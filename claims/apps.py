@@ -16,7 +16,7 @@ class ClaimsConfig(AppConfig):
     })  # fmt: skip
 
     def after_sync(self, cluster, read) -> list[str]:
-        """Called by ``inventory.tasks.after_read_hooks`` inside the sync's transaction; a
+        """Called by ``inventory.runs.after_read_hooks`` inside the sync's transaction; a
         failure is raised to it (it rolls this hook back and reports it on the run). Returns
         the diagnosis rules that failed while the others' findings were recorded."""
         from claims.store import Change, sync_diagnosis

@@ -16,9 +16,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from inventory.models import Cluster, SourceKind, SyncRun
+from inventory.runs import after_read_hooks
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster
-from inventory.tasks import after_read_hooks
 from migration.evaluation import evaluate_cluster, items_json, readiness_evidence
 from migration.models import Attestation, ReadinessEvaluation, Trigger, items_fingerprint
 from migration.readiness import FAIL, PASS, UNKNOWN, evaluate_readiness, percent_half_up

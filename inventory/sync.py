@@ -31,7 +31,7 @@ from . import exports, queries, stored_model
 from .bulk import DeferredInserts
 from .model import ClusterModel
 from .models import Cluster, SyncRun, SyncStatus
-from .reconcile import Reconcile
+from .reconcile import Reconcile, keep_known
 from .sources import ReadResult, Source, SourceError
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,7 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
                 rec.add(item)
             result = rec.finish(read)
         read.changes = rec.changes
+        read.known = rec.known_after() if not result[1] else None  # kept once the sync commits
         read.model = ModelAfterSync(cluster, rec)  # called by the analyses that need it
         return result
 
@@ -302,6 +303,7 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
         _finish(cluster, run, t0, changed)
     if run.status != SyncStatus.FAILED and getattr(read, "model", None) is not None:
         read.model.keep()
+        keep_known(cluster, getattr(read, "known", None))
     if changed:
         try:
             with _fewer_collections():

@@ -20,7 +20,7 @@ Each list a kind is read as (``KindSpec.targets``: one per namespace and field s
   the kind is read in full, so the kind is complete and vanished objects are deleted.
 
 ``ReadResult.cursors`` (key -> ``CursorUpdate``) says where each list got to; the caller
-stores them with the data (``inventory.tasks``) under the rule of ``CursorUpdate``.
+stores them with the data (``inventory.runs``) under the rule of ``CursorUpdate``.
 
 Polls (Celery) run every watch for ``watch_seconds`` at once in threads, then stream the
 lists; ``keep_open=True`` (``manage.py watch_clusters``) keeps the watch threads running

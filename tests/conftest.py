@@ -39,9 +39,9 @@ def client_in(client, viewer):
 def sync_snapshot(db):
     """sync_snapshot(path, name) -> SyncRun: load a snapshot through the real sync path."""
     from inventory.models import Cluster
+    from inventory.runs import after_read_hooks
     from inventory.sources import SnapshotSource
     from inventory.sync import sync_cluster
-    from inventory.tasks import after_read_hooks
 
     def run(path, name="test", hooks=True):
         cluster, _ = Cluster.objects.get_or_create(name=name, defaults={"snapshot_path": str(path)})

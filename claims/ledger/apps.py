@@ -15,7 +15,7 @@ class LedgerConfig(AppConfig):
     analysis_kinds = frozenset({"ResourceClaim", "ResourceSlice"})
 
     def after_sync(self, cluster, read) -> list[str]:
-        """Called by ``inventory.tasks.after_read_hooks`` inside the sync's transaction. Only
+        """Called by ``inventory.runs.after_read_hooks`` inside the sync's transaction. Only
         the claims the sync's change set names (and those on its changed slices' devices)
         open or close rows; every claim when the analyses are forced, the change set is
         incomplete or the ledger was never recorded (``ledger_claims_for``)."""

@@ -41,9 +41,9 @@ def _keep_the_test_connection():
 def _loaded(django_db_setup, django_db_blocker):
     """The real-shaped fleet of conftest.fleet, loaded once for every generated case."""
     from inventory.models import Cluster
+    from inventory.runs import after_read_hooks
     from inventory.sources import SnapshotSource
     from inventory.sync import sync_cluster
-    from inventory.tasks import after_read_hooks
     from tests.api.conftest import CAPACITY_CASE, MIG_CASE, ORPHAN_CASE
 
     with django_db_blocker.unblock():

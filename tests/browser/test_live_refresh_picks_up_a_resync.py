@@ -16,9 +16,9 @@ def _resync_without(cluster_name: str, claim_name_part: str, folder: Path) -> st
     """Sync the cluster again from a copy of its snapshot without the claims (and their pods)
     whose name contains ``claim_name_part``; returns the removed claim's name."""
     from inventory.models import Cluster
+    from inventory.runs import after_read_hooks
     from inventory.sources import SnapshotSource
     from inventory.sync import sync_cluster
-    from inventory.tasks import after_read_hooks
 
     cluster = Cluster.objects.get(name=cluster_name)
     shutil.copytree(cluster.snapshot_path, folder)

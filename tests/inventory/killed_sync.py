@@ -21,9 +21,9 @@ import django
 django.setup()
 
 from inventory.models import Cluster  # noqa: E402
+from inventory.runs import after_read_hooks  # noqa: E402
 from inventory.sources import SnapshotSource  # noqa: E402
 from inventory.sync import sync_cluster  # noqa: E402
-from inventory.tasks import after_read_hooks  # noqa: E402
 
 
 def kill_at(spec: str) -> None:

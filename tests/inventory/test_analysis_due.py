@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from inventory.models import Cluster, SourceKind
-from inventory.tasks import analysis_due
+from inventory.runs import analysis_due
 
 pytestmark = pytest.mark.django_db
 

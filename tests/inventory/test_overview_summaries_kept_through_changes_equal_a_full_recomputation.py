@@ -23,9 +23,9 @@ from inventory import queries, summaries
 from inventory import sync as inventory_sync
 from inventory.kube import GPU_DRIVER
 from inventory.models import AllocationResult, Cluster, Device
+from inventory.runs import after_read_hooks
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster
-from inventory.tasks import after_read_hooks
 from tests.conftest import H100_SLICES
 from tests.dra import shapes
 

@@ -12,9 +12,9 @@ from django.urls import reverse
 
 from devtools.fleet import generate_fleet, mutate_claims
 from inventory.models import Cluster, Node, ResourceClaim, SourceKind
+from inventory.runs import after_read_hooks
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster
-from inventory.tasks import after_read_hooks
 
 pytestmark = pytest.mark.django_db
 BOOKKEEPING = ("inventory_syncrun", "inventory_cluster")

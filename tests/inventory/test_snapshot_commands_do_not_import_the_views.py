@@ -1,6 +1,7 @@
 """A command that reads a snapshot (``sync_cluster``, ``diagnose``, ``plan_migration``) starts
 without importing the URLconf and the dashboard's views: Django's system checks would import
-them all before the command runs. Each command runs in a fresh interpreter, as from a shell."""
+them all before the command runs. ``sync_cluster`` on a snapshot imports neither Celery nor the
+kubernetes client. Each command runs in a fresh interpreter, as from a shell."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ try:
     ManagementUtility(["manage.py", *sys.argv[1:]]).execute()
 except SystemExit as exc:
     code = exc.code
-product = ("config", "inventory", "claims", "migration")
+product = ("config", "inventory", "claims", "migration", "celery", "kombu", "kubernetes")
 print(json.dumps({"code": code, "modules": sorted(m for m in sys.modules if m.split(".")[0] in product)}))
 """
 
@@ -58,6 +59,22 @@ def test_sync_cluster_starts_without_the_views(tmp_path):
     code, modules = _modules("sync_cluster", "--snapshot", str(tmp_path / "missing"))
     assert code == 1 and "inventory.management.commands.sync_cluster" in modules
     assert _views(modules) == set()
+
+
+def test_a_snapshot_sync_imports_neither_celery_nor_the_kubernetes_client(tmp_path):
+    code, modules = _modules("sync_cluster", "--snapshot", str(tmp_path / "missing"))
+    assert code == 1 and "inventory.runs" in modules and "inventory.sync" in modules
+    assert {m.split(".")[0] for m in modules} & {"celery", "kombu", "kubernetes"} == set()
+    assert "inventory.tasks" not in modules and "config.celery" not in modules
+
+
+def test_the_tasks_bind_to_the_project_celery_app():
+    # Without config/__init__ loading it, the tasks module loads the app its tasks are sent by.
+    probe = ("import os, sys; sys.path.insert(0, os.getcwd()); "
+             "os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'config.settings'); import django; django.setup(); "
+             "from inventory.tasks import sync_cluster_task; print(sync_cluster_task.app.main)")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == "claimscope"
 
 
 def test_the_same_probe_sees_the_views_a_checked_command_imports():

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from inventory.models import ResourceClaim, WatchCursor
-from inventory.tasks import run_sync
+from inventory.runs import run_sync
 
 pytestmark = pytest.mark.django_db
 

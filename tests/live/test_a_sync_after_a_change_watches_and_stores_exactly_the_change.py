@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from inventory.models import Pod, ResourceClaim, WatchCursor
-from inventory.tasks import run_sync
+from inventory.runs import run_sync
 from tests.live.helpers import a_claim, changed_counts, served, stored
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from inventory.models import ResourceClaim
-from inventory.tasks import run_sync
+from inventory.runs import run_sync
 from tests.live.helpers import a_claim, served, stored
 
 pytestmark = pytest.mark.django_db

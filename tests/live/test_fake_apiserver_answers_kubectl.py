@@ -115,7 +115,7 @@ def test_kubectl_shows_the_servers_403_status_message(kubectl, tls_fake):
 @pytest.mark.django_db
 def test_the_live_source_reads_the_same_server_over_tls(tls_fake, settings):
     from inventory.models import Cluster, ResourceSlice, SourceKind
-    from inventory.tasks import run_sync
+    from inventory.runs import run_sync
 
     settings.KUBE_WATCH_SECONDS = 1
     cluster = Cluster.objects.create(name="tls", source_kind=SourceKind.KUBECONFIG, kubeconfig_path=str(tls_fake.kubeconfig))

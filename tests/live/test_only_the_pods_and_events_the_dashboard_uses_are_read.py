@@ -16,7 +16,7 @@ import yaml
 from inventory import jsonlist
 from inventory.kinds import BY_KIND, wanted_pod
 from inventory.models import KubeObject, Pod
-from inventory.tasks import run_sync
+from inventory.runs import run_sync
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -9,7 +9,7 @@ import time
 import pytest
 from django.db import connection
 
-from inventory import locks, tasks
+from inventory import locks, runs, tasks
 from inventory.models import SyncRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,7 +20,7 @@ def tracked(monkeypatch):
     """Wrap the sync: count how many run at once (each takes at least 0.6 s)."""
     state = {"active": 0, "peak": 0}
     guard = threading.Lock()
-    real = tasks.sync_cluster
+    real = runs.sync_cluster
 
     def sync(*args, **kw):
         with guard:
@@ -33,7 +33,7 @@ def tracked(monkeypatch):
             with guard:
                 state["active"] -= 1
 
-    monkeypatch.setattr(tasks, "sync_cluster", sync)
+    monkeypatch.setattr(runs, "sync_cluster", sync)
     return state
 
 
@@ -53,9 +53,9 @@ def _in_thread(fn, results, key):
 
 def test_a_second_sync_waits_for_the_first_and_they_never_overlap(fake, cluster, tracked):
     results: dict = {}
-    first = _in_thread(lambda: tasks.run_sync(cluster, wait=60), results, "a")
+    first = _in_thread(lambda: runs.run_sync(cluster, wait=60), results, "a")
     time.sleep(0.2)
-    second = _in_thread(lambda: tasks.run_sync(cluster, wait=60), results, "b")
+    second = _in_thread(lambda: runs.run_sync(cluster, wait=60), results, "b")
     first.join(60)
     second.join(60)
     assert tracked["peak"] == 1
@@ -66,10 +66,10 @@ def test_a_second_sync_waits_for_the_first_and_they_never_overlap(fake, cluster,
 
 def test_a_second_sync_that_cannot_wait_refuses_with_a_clear_message(fake, cluster, tracked):
     results: dict = {}
-    first = _in_thread(lambda: tasks.run_sync(cluster, wait=60), results, "a")
+    first = _in_thread(lambda: runs.run_sync(cluster, wait=60), results, "a")
     time.sleep(0.2)
     with pytest.raises(locks.SyncBusy, match=r"cluster live is already being synced by .*this sync was not started"):
-        tasks.run_sync(cluster, wait=0.1)
+        runs.run_sync(cluster, wait=0.1)
     assert tasks.sync_cluster_task(cluster.pk) == "busy"  # the task says so and records no failed run
     first.join(60)
     assert results["a"].status == "ok"
@@ -102,7 +102,7 @@ def test_a_lease_left_by_a_dead_process_is_taken_over(fake, cluster):
 
     dead = f"{socket.gethostname()}:999999:1:abc"  # no such pid
     assert locks.try_acquire(cluster.pk, dead)
-    assert tasks.run_sync(cluster, wait=0).status == "ok"
+    assert runs.run_sync(cluster, wait=0).status == "ok"
 
 
 def test_the_dispatcher_closes_a_run_left_running_by_a_dead_worker(fake, cluster, monkeypatch):

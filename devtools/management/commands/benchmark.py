@@ -10,7 +10,7 @@ compact JSON ``kind: List``; then one line per figure (``nodes=N name value unit
   snapshot), into a cluster with nothing stored; median of ``--repeat`` runs interleaved with
   the floor's (floor, sync, floor, sync...); ``full_sync_over_floor`` = median / median;
 - ``resync_nochange_command``: the same command on the same file again (median), over full;
-- ``resync_nochange_in_process``: ``inventory.tasks.run_sync`` (what the worker's task calls)
+- ``resync_nochange_in_process``: ``inventory.runs.run_sync`` (what the worker's task calls)
   on the same file inside this running process, after one untimed warm-up call (median);
 - ``resync_1pct_claims_command``: the command on a file in which 1 % of the claims changed
   since the stored state (``fleet.mutate_claims``, chained so every run changes 1 %), median;
@@ -165,13 +165,13 @@ class Command(BaseCommand):
                   f"median of {r}; status " + ", ".join(bench.sync_status(x) for x in nochange))
         self.emit(n, "resync_nochange_command_over_full", nochange_s / full_s, "x", "target <= 0.2")
 
-        from inventory.tasks import run_sync
+        from inventory.runs import run_sync
 
         cluster.refresh_from_db()
         bench.timed(lambda: run_sync(cluster))  # warm-up: imports, caches, connection
         inproc = [bench.timed(lambda: run_sync(cluster)) for _ in range(r)]
         inproc_s = bench.median([t for t, _ in inproc])
-        self.emit(n, "resync_nochange_in_process", inproc_s, "s", f"inventory.tasks.run_sync in this running process, "
+        self.emit(n, "resync_nochange_in_process", inproc_s, "s", f"inventory.runs.run_sync in this running process, "
                   f"after one warm-up call; median of {r}; status " + ", ".join(str(run.status) for _, run in inproc))
         self.emit(n, "resync_nochange_in_process_over_full", inproc_s / full_s, "x", "target <= 0.05")
 

@@ -44,9 +44,9 @@ from django.urls import reverse
 
 from devtools.benchfleet import change_one_claim, generate_benchmark_fleet
 from inventory.models import Cluster, SourceKind, WatchCursor
+from inventory.runs import after_read_hooks, run_sync
 from inventory.sources import LiveSource
 from inventory.sync import sync_cluster
-from inventory.tasks import after_read_hooks, run_sync
 
 USER = "benchmark"
 

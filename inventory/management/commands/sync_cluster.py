@@ -7,8 +7,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from inventory.models import Cluster, SourceKind, SyncStatus
+from inventory.runs import run_sync
 from inventory.sources import SourceError
-from inventory.tasks import run_sync
 
 
 class Command(BaseCommand):

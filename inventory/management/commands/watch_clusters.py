@@ -22,9 +22,9 @@ from django.core.management.base import BaseCommand
 
 from inventory import locks
 from inventory.models import Cluster, SourceKind, SyncStatus
+from inventory.runs import after_read_hooks, source_for
 from inventory.sources import SourceError
 from inventory.sync import sync_cluster
-from inventory.tasks import after_read_hooks, source_for
 
 log = logging.getLogger(__name__)
 

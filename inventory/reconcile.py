@@ -163,12 +163,15 @@ def _keep_skipped(cluster_pk: int, before: dict[str, str], now: dict[str, str], 
             "fingerprint": _skip_fingerprint(), "data": _skip_codec[0].encode(now)})
 
 
+# New rows of one kind whose pks ``known_after`` reads back; a kind with more is read afresh.
+MAX_PKS_READ = 10_000
 # cluster pk -> (its ``data_changed_at``, kind -> {uid: (pk, resourceVersion)} of its stored
 # rows): what the last sync of the cluster in this process left ``_KindState.existing`` at, so a
 # polling worker's next sync does not read every kind's keys back (5,000 nodes: 135,000 rows).
 # Taken out when a sync begins, put back only after it committed (``keep_known``), and only the
-# kinds whose every entry it knows exactly: a kind it created rows of without reading their
-# pks, wrote outside ``_write``, or marked to be read again is left out, and read afresh.
+# kinds whose every entry it knows exactly: a kind it wrote outside ``_write``, marked to be read
+# again, or created more than ``MAX_PKS_READ`` rows of without their pks is left out, and read
+# afresh; a row count that disagrees (rows written without a sync) has the kind read afresh too.
 _KNOWN: dict[int, tuple[object, dict[str, dict[str, tuple[int, str]]]]] = {}
 _known_lock = threading.Lock()
 
@@ -222,6 +225,7 @@ class Reconcile:
         self.kinds: dict[str, _KindState] = {}
         self._known = _take_known(cluster)
         self._inexact: set[str] = set()  # kinds whose ``existing`` no longer says exactly what is stored
+        self._pk_unread: dict[str, list[str]] = defaultdict(list)  # uids created without reading their pk
         self.buffers: dict[str, list[Item]] = defaultdict(list)
         self.buffered_text: dict[str, int] = defaultdict(int)
         self.node_objects: set[str] = set()
@@ -324,6 +328,16 @@ class Reconcile:
         with any problem (a refused row, a pool conflict): what it wrote is not told exactly."""
         if self.errors or self.pool_conflicts:
             return {}
+        for kind, uids in self._pk_unread.items():  # a poll's few new pods and Events: their pks read now
+            st = self.kinds[kind]
+            if kind in self._inexact or st.existing is None or len(uids) > MAX_PKS_READ:
+                self._inexact.add(kind)  # a first sync's every row: read on the next sync, if ever needed
+                continue
+            for chunk in _chunks(uids):
+                for uid, pk in st.model.objects.filter(Q(cluster=self.cluster) & (st.extra or Q()), uid__in=chunk).values_list("uid", "pk"):
+                    st.existing[uid] = (pk, st.existing[uid][1])
+            if any(st.existing[u][0] == 0 for u in uids):
+                self._inexact.add(kind)
         out = {k: held for k, held in self._known.items() if k not in self._inexact}  # kinds this read never met
         out.update((k, st.existing) for k, st in self.kinds.items() if st.existing is not None and k not in self._inexact)
         return out
@@ -360,13 +374,11 @@ class Reconcile:
         if not children:
             # No child rows: nothing needs the new rows' pks, so the batch is stored while the
             # next one is prepared. ``existing`` learns each uid with pk 0 (stored, pk unread).
-            if creates:
-                self._inexact.add(kind)
-
             def unkeyed(failed: set[int]) -> None:
                 kept = [n for n in range(len(creates)) if n not in failed]
                 for n in kept:
                     existing[uid[n]] = (0, rv[creates[n]])
+                self._pk_unread[kind].extend(uid[n] for n in kept)
                 st.counts.created += len(kept)
                 self.changes.add("created", kind, (uid[n] for n in kept))
 

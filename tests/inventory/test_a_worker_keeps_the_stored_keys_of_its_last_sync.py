@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from devtools.fleet import generate_fleet, mutate_claims
 from inventory import reconcile
-from inventory.models import Cluster, KubeObject, Node, Pod, ResourceClaim, ResourceSlice, SourceKind
+from inventory.models import TYPED_MODELS, Cluster, KubeObject, Node, Pod, ResourceClaim, ResourceSlice, SourceKind
 from inventory.runs import after_read_hooks
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster
@@ -51,6 +51,16 @@ def _stored(cluster):
     return out
 
 
+def _kept_is_stored(cluster):
+    """Every kind the process kept of ``cluster`` says exactly what the database holds."""
+    kept = reconcile._KNOWN[cluster.pk][1]
+    for kind, keys in kept.items():
+        model = TYPED_MODELS.get(kind)
+        qs = model.objects.filter(cluster=cluster) if model else KubeObject.objects.filter(cluster=cluster, kind=kind)
+        assert keys == {uid: (pk, rv) for uid, pk, rv in qs.values_list("uid", "pk", "resource_version")}, kind
+    return set(kept)
+
+
 def _run(name, paths, *, forget):
     cluster = Cluster.objects.create(name=name, source_kind=SourceKind.SNAPSHOT)
     counts = []
@@ -60,6 +70,8 @@ def _run(name, paths, *, forget):
         run = sync_cluster(cluster, SnapshotSource(path), after_read=after_read_hooks)
         assert run.status == "ok", run.errors
         counts.append(run.counts)
+        if not forget:
+            assert {"ResourceClaim", "Pod", "Event"} <= _kept_is_stored(cluster)
     return cluster, counts
 
 
@@ -81,8 +93,7 @@ def _key_reads(ctx, table):
 def test_the_next_sync_reads_no_keys_back_unless_rows_were_written_without_a_sync(tmp_path):
     path = _steps(tmp_path)[0]
     cluster = Cluster.objects.create(name="worker", source_kind=SourceKind.SNAPSHOT)
-    sync_cluster(cluster, SnapshotSource(path), after_read=after_read_hooks)  # creates: keys of pk-less rows not kept
-    sync_cluster(cluster, SnapshotSource(path), after_read=after_read_hooks)  # reads them, keeps them
+    sync_cluster(cluster, SnapshotSource(path), after_read=after_read_hooks)  # reads the new rows' pks back
     with CaptureQueriesContext(connection) as ctx:
         run = sync_cluster(cluster, SnapshotSource(path), after_read=after_read_hooks)
     assert run.status == "ok" and run.counts["ResourceClaim"]["unchanged"] == run.counts["ResourceClaim"]["seen"] > 0

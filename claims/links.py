@@ -91,6 +91,7 @@ def attach_object_links(findings: Iterable, known: Iterable[tuple[str, int, str,
                 if (kind, *key) not in found:
                     wanted[kind].add(key)
     found |= _stored(wanted)
+    urls: dict[tuple[str, ...], str] = {}  # a node or claim named by many findings is reversed once
     for f in findings:
         links = []
         for kind, ns, name in _refs(f):
@@ -102,10 +103,13 @@ def attach_object_links(findings: Iterable, known: Iterable[tuple[str, int, str,
             if (kind, f.cluster_id, key_ns, name) not in found:
                 links.append(ObjectLink(kind, ns, name, "", False))
                 continue
-            args = [f.cluster.name, ns, name] if spec[2] else [f.cluster.name, name]
-            try:
-                url = reverse(spec[1], args=args)
-            except NoReverseMatch:
-                url = ""
+            args = (spec[1], f.cluster.name, ns, name) if spec[2] else (spec[1], f.cluster.name, name)
+            url = urls.get(args)
+            if url is None:
+                try:
+                    url = reverse(spec[1], args=args[1:])
+                except NoReverseMatch:
+                    url = ""
+                urls[args] = url
             links.append(ObjectLink(kind, ns, name, url, True))
         f.links = links

@@ -31,7 +31,7 @@ from . import exports, queries, stored_model
 from .bulk import DeferredInserts
 from .model import ClusterModel
 from .models import Cluster, SyncRun, SyncStatus
-from .reconcile import Reconcile, keep_known
+from .reconcile import Reconcile, keep_known, take_known
 from .sources import ReadResult, Source, SourceError
 
 log = logging.getLogger(__name__)
@@ -45,15 +45,22 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
     """
     with _fewer_collections():
         # Inserts end inside the transaction (DeferredInserts exits first).
+        # The cluster's state before this sync (its _finish moves data_changed_at).
+        basis = _data_state(cluster)
         with transaction.atomic(), DeferredInserts() as later:
-            rec = Reconcile(cluster, later)
+            rec = Reconcile(cluster, later, known=take_known(cluster.pk, basis))
             for item in read.items():
                 rec.add(item)
             result = rec.finish(read)
         read.changes = rec.changes
-        read.known = rec.known_after() if not result[1] else None  # kept once the sync commits
-        read.model = ModelAfterSync(cluster, rec)  # called by the analyses that need it
+        read.model = ModelAfterSync(cluster, rec, basis)  # called by the analyses that need it
+        read.model.known = rec.known_after() if not result[1] else None  # kept once the sync commits
         return result
+
+
+def _data_state(cluster: Cluster):
+    """The cluster's stored ``data_changed_at``: the state the kept models and keys name."""
+    return Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
 
 
 # cluster pk -> (the cluster's data_changed_at the model matches, its model): the model of
@@ -71,7 +78,7 @@ class ModelAfterSync:
     matches what was stored before the sync; else this read's records when they are every
     stored object (a first sync, or one that rewrote everything); else read back."""
 
-    def __init__(self, cluster: Cluster, rec: Reconcile) -> None:
+    def __init__(self, cluster: Cluster, rec: Reconcile, basis) -> None:
         self.cluster = cluster
         self.decoded = rec.decoded
         self.changes = rec.changes
@@ -80,8 +87,9 @@ class ModelAfterSync:
         self.before: dict[tuple[str, str], object] | None = None
         self.newest_before: str | None = None
         self.version_before = -1
-        # The cluster's state before this sync (its _finish moves data_changed_at).
-        self.basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+        self.basis = basis  # the cluster's state before this sync
+        # The reconcile's ``known_after()``, kept with the model once the sync commits.
+        self.known: dict | None = None
         with _models_lock:
             cached = _models.pop(cluster.pk, None)
         if cached is not None and cached[0] == self.basis:
@@ -135,11 +143,15 @@ class ModelAfterSync:
                                         changes=self.changes, model=self.model, upserts=self.decoded)
 
     def keep(self) -> None:
-        """After the sync committed: keep the model (if one was made) for the next sync."""
+        """After the sync committed: keep the model (if one was made) and the reconcile's
+        stored keys for the next sync."""
+        if self.model is None and not self.known:
+            return
+        basis = _data_state(self.cluster)
         if self.model is not None:
-            basis = Cluster.objects.filter(pk=self.cluster.pk).values_list("data_changed_at", flat=True).first()
             with _models_lock:
                 _models[self.cluster.pk] = (basis, self.model)
+        keep_known(self.cluster.pk, basis, self.known)
 
 
 def held_records(cluster: Cluster, kinds: tuple[str, ...]) -> dict[str, list[object]] | None:
@@ -147,7 +159,7 @@ def held_records(cluster: Cluster, kinds: tuple[str, ...]) -> dict[str, list[obj
     (a worker warming the overview right after its sync reads nothing back), when it matches
     the cluster's stored state; else None. Copied under the lock: a model in the cache is one
     no sync is changing (a sync takes it out first)."""
-    basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+    basis = _data_state(cluster)
     with _models_lock:
         entry = _models.get(cluster.pk)
         if entry is None or entry[0] != basis:
@@ -303,7 +315,6 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
         _finish(cluster, run, t0, changed)
     if run.status != SyncStatus.FAILED and getattr(read, "model", None) is not None:
         read.model.keep()
-        keep_known(cluster, getattr(read, "known", None))
     if changed:
         try:
             with _fewer_collections():

@@ -44,6 +44,7 @@ from inventory.kube import ObjectRef, identity
 from inventory.model import ClusterModel
 from inventory.models import ClaimState, Cluster, ResourceClaim, SourceKind
 from inventory.snapshot import newest_timestamp
+from inventory.sync import next_sync_follows
 
 from .models import SEVERITY_RANK, ClaimStateSeen, ClaimTransition, Finding, TransitionField
 
@@ -106,7 +107,9 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: 
     state = _state(cluster, model, change) if not prom else None
     if state is None:
         state = ClusterState.from_records(model.all(), prom or {})
-    if not prom:
+        if not prom and next_sync_follows():
+            state.index_for_patching()
+    if not prom and next_sync_follows():
         with _states_lock:
             _states[cluster.pk] = (model, model.version, state)
     newest = model.newest_timestamp()

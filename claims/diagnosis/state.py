@@ -316,6 +316,13 @@ class ClusterState:
             self._patch_pods_by_claim(new, pods_moved, claims_moved)
         return new
 
+    def index_for_patching(self) -> None:
+        """Build now the indexes ``patched`` carries over and edits (a worker keeps this state
+        for its next sync): else the first change after a full build pays for them, over every
+        claim and pod of the cluster (5,000 nodes: about 0.05-0.1 s of a one-claim change)."""
+        for name in ("_claims_by_owner", "_pods_by_uid", "_pods_by_claim"):
+            getattr(self, name)
+
     def _patch_pods_by_claim(self, new: ClusterState, pods_moved: list[tuple[Any, Any]],
                              claims_moved: list[tuple[Any, Any]]) -> None:
         """``new``'s claims-by-owner and pods-by-claim indexes from this state's: the entries

@@ -134,28 +134,33 @@ class ClaimFeasibility:
     evidence: dict[str, Any] = field(default_factory=dict)
 
 
+MAX_KNOWN_MATCHES = 256  # selector sets whose matching devices a state keeps
+
+
 def _check_request(
     state: ClusterState,
     name: str,
     body: DeviceSubRequest,
     used: Mapping[DeviceKey, Sequence[ResourceClaim]],
-    memo: dict[Any, Any] | None = None,
 ) -> RequestCheck:
     dc_name = body.device_class
     dc = state.device_classes.get(dc_name) if dc_name else None
     selectors = body.selectors
     if dc is None:
         return RequestCheck(name, dc_name, body.count, False, (), (), (), selectors)
-    exprs = list(dc.selectors) + list(selectors)
+    exprs = (*dc.selectors, *selectors)
     tolerations = body.tolerations
-    # Which devices match depends only on the expressions: claims of one template share it,
-    # so a fleet evaluates each distinct selector set once, not once per pending claim.
-    match_key = ("match", tuple(exprs))
-    cached = memo.get(match_key) if memo is not None else None
+    # Which devices match depends only on the expressions and the devices: claims of one
+    # template share it, and so does the next diagnosis of a worker whose state a claim or
+    # pod change patched (the same devices), so each distinct selector set is evaluated
+    # over every device once (5,000 nodes: 160,000 devices, 0.6-0.8 s).
+    known = state.device_matches
+    cached = known.get(exprs)
     if cached is None:
         cached = _matching(state, exprs)
-        if memo is not None:
-            memo[match_key] = cached
+        if len(known) >= MAX_KNOWN_MATCHES:
+            known.clear()
+        known[exprs] = cached
     all_matching, all_errors = cached
     matching, free, tainted, errors = list(all_matching), [], [], list(all_errors)
     shareable = state.shareable_devices
@@ -310,7 +315,7 @@ def assess_claim(
         hit = memo.get(sig)
         if hit is not None:
             return hit
-    result = _assess(state, claim, used, constraints, memo)
+    result = _assess(state, claim, used, constraints)
     if sig is not None and memo is not None:
         memo[sig] = result
     return result
@@ -321,14 +326,13 @@ def _assess(
     claim: ResourceClaim,
     used: Mapping[DeviceKey, Sequence[ResourceClaim]],
     constraints: Sequence[DeviceConstraint],
-    memo: dict[Any, Any] | None,
 ) -> ClaimFeasibility:
     best: list[RequestCheck] = []
     try:
         for req in claim.requests:
             name = str(req.name)
             bodies = req.bodies
-            checks = [_check_request(state, name, b, used, memo) for b in bodies] or [
+            checks = [_check_request(state, name, b, used) for b in bodies] or [
                 RequestCheck(name, None, 1, False, (), (), (), ())
             ]
             # firstAvailable: the first alternative with enough free devices, else the one

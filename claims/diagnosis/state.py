@@ -290,7 +290,7 @@ class ClusterState:
             kinds_seen=frozenset(kinds), errors=self.errors,
         )  # fmt: skip
         for name in ("_slices_by_node", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node", "devices_by_uuid",
-                     "_node_seq", "node_facts"):
+                     "_node_seq", "node_facts", "device_matches"):
             if name in self.__dict__:  # what only slices, DaemonSets and plugin pods move
                 new.__dict__[name] = self.__dict__[name]
         for name in () if events_moved else ("_events_by_object", "_event_seq"):
@@ -374,6 +374,12 @@ class ClusterState:
     # Indexes built on first use (the dataclass is frozen; ``cached_property`` writes to the
     # instance dict directly). Rules ask per claim and per node; scanning every pod, event or
     # slice on each question made a 1,000-node fleet quadratic.
+
+    @cached_property
+    def device_matches(self) -> dict[tuple[str, ...], Any]:
+        """CEL selector set -> (keys of the devices it selects, first runtime errors), filled
+        by ``feasibility``: a function of the devices alone, so ``patched`` carries it over."""
+        return {}
 
     @cached_property
     def _claims_by_owner(self) -> dict[tuple[str, str | None, str | None], str]:

@@ -112,3 +112,32 @@ def test_a_change_to_another_kind_is_not_patched():
     state = ClusterState.from_records(model.all())
     node = next(r for r in model.all() if r.kind == "Node")
     assert state.patched([(node, node)]) is None
+
+
+def test_which_devices_a_selector_set_picks_is_kept_through_claim_changes_only():
+    """A worker's next diagnosis after a claim or pod change does not evaluate every device's
+    selectors again (the devices are the same); a state built afresh starts over. Verdicts
+    from the kept matches equal those of a state built afresh."""
+    from claims.diagnosis.feasibility import assess_claim
+
+    objects = generate_benchmark_fleet(2)
+    model = _model(objects)
+    state = ClusterState.from_records(model.all())
+    claims = list(state.claims.values())
+    pending = copy.deepcopy(next(o for o in objects if o["kind"] == "ResourceClaim"))
+    pending["metadata"].update(name="waiting", uid="waiting-1", resourceVersion="900000001")
+    pending.pop("status", None)
+    record = parse_object(pending)
+    first = assess_claim(state, record)
+    assert first.requests and first.requests[0].matching  # the fleet's GPUs match its selectors
+    assert len(state.device_matches) == 1
+    kept = state.device_matches
+
+    model.put(_uid(record), record)
+    patched = state.patched([(None, record)])
+    assert patched is not None and patched.device_matches is kept
+    fresh = ClusterState.from_records(model.all())
+    assert fresh.device_matches == {}
+    for claim in (record, *claims[:3]):
+        assert assess_claim(patched, claim) == assess_claim(fresh, claim), claim.name
+    assert fresh.device_matches == kept  # the same matches, found again

@@ -172,7 +172,17 @@ def holdings(claims: Iterable[ResourceClaim]) -> dict[DeviceKey, Holding]:
             continue
         for r in c.results:
             (out[r.device_key].admin if r.admin_access else out[r.device_key].results).append((c, r))
+    # The sharers of a device by claim namespace and name: the same order whichever way the
+    # claims came (read order, the stored model's buckets, a database's unordered rows).
+    for h in out.values():
+        for pairs in (h.results, h.admin):
+            if len(pairs) > 1:
+                pairs.sort(key=_by_claim)
     return dict(out)
+
+
+def _by_claim(pair: tuple[ResourceClaim, AllocationResult]) -> tuple[str, str]:
+    return (pair[0].namespace or "", pair[0].name)
 
 
 def capacity_left(device: Device, holding: Holding | None) -> dict[str, Decimal]:

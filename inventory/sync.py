@@ -59,7 +59,8 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
             result = rec.finish(read)
         read.changes = rec.changes
         read.model = ModelAfterSync(cluster, rec, basis)  # called by the analyses that need it
-        read.model.known = rec.known_after() if not result[1] else None  # kept once the sync commits
+        # Kept once the sync commits, by a process that syncs again.
+        read.model.known = rec.known_after() if not result[1] and next_sync_follows() else None
         return result
 
 

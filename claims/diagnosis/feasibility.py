@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claims.diagnosis.state import ClusterState
-from inventory.cel import SelectorError, evaluate_device
+from inventory.cel import SelectorError, compile_selector, evaluate_device
 from inventory.records import (
     Device,
     DeviceConstraint,
@@ -159,8 +159,13 @@ def _check_request(
     if cached is None:
         cached = _matching(state, exprs)
         if len(known) >= MAX_KNOWN_MATCHES:
-            known.clear()
+            del known[next(iter(known))]  # the oldest
         known[exprs] = cached
+    else:
+        # A selector refused since (over its step bound on another cluster's devices) is
+        # refused everywhere from then on, as a state built afresh would find (SelectorError).
+        for e in exprs:
+            compile_selector(e)
     all_matching, all_errors = cached
     matching, free, tainted, errors = list(all_matching), [], [], list(all_errors)
     shareable = state.shareable_devices

@@ -8,6 +8,8 @@ from __future__ import annotations
 import copy
 import random
 
+import pytest
+
 from claims.diagnosis.state import ClusterState
 from devtools.benchfleet import generate_benchmark_fleet
 from inventory.kube import identity
@@ -141,3 +143,45 @@ def test_which_devices_a_selector_set_picks_is_kept_through_claim_changes_only()
     for claim in (record, *claims[:3]):
         assert assess_claim(patched, claim) == assess_claim(fresh, claim), claim.name
     assert fresh.device_matches == kept  # the same matches, found again
+
+
+def test_kept_matches_do_not_outlive_a_selector_refused_since():
+    """A selector that ran over its step bound anywhere (another cluster's devices) is refused
+    from then on; a patched state's kept matches give the verdict a fresh state gives."""
+    from claims.diagnosis.feasibility import assess_claim
+    from inventory import cel
+
+    objects = generate_benchmark_fleet(2)
+    model = _model(objects)
+    state = ClusterState.from_records(model.all())
+    pending = copy.deepcopy(next(o for o in objects if o["kind"] == "ResourceClaim"))
+    pending["metadata"].update(name="waiting", uid="waiting-2", resourceVersion="900000002")
+    pending.pop("status", None)
+    record = parse_object(pending)
+    assert assess_claim(state, record).verdict != "selector_error"
+    (exprs,) = state.device_matches
+    model.put(_uid(record), record)
+    patched = state.patched([(None, record)])
+    cel._spend(exprs[0], cel.SelectorError(f"CEL selector is too costly: {exprs[0]}"))
+    try:
+        fresh = ClusterState.from_records(model.all())
+        assert assess_claim(fresh, record).verdict == "selector_error"
+        assert assess_claim(patched, record).verdict == "selector_error"
+    finally:
+        cel._SPENT.pop(exprs[0], None)
+
+
+@pytest.mark.parametrize("kind", ["ResourceSlice", "DeviceClass", "DeviceTaintRule"])
+def test_a_change_to_what_devices_or_their_selection_are_builds_afresh(kind):
+    """Only claim, pod and Event changes are patched: the kept device matches and indexes hold
+    for the same devices and classes only."""
+    objects = generate_benchmark_fleet(1)
+    if kind == "DeviceTaintRule":
+        objects.append({"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceTaintRule",
+                        "metadata": {"name": "drain", "uid": "uid-drain", "resourceVersion": "1"},
+                        "spec": {"deviceSelector": {"driver": "gpu.nvidia.com"},
+                                 "taint": {"key": "example.com/drain", "effect": "NoSchedule"}}})
+    model = _model(objects)
+    state = ClusterState.from_records(model.all())
+    record = next(r for r in model.all() if r.kind == kind)
+    assert state.patched([(record, record)]) is None

@@ -46,6 +46,17 @@ def test_a_gpu_shared_by_two_claims_has_room_and_names_both_sharers():
     assert got == {"gpu": len(s.devices)}  # gpu-0 still takes more sharers
 
 
+def test_sharers_are_listed_by_claim_whatever_order_the_claims_come_in():
+    """The claims reach ``holdings`` in read order, the stored model's bucket order or a
+    database's unordered rows: the sharers of a device come out the same way each time."""
+    s = _slice()
+    claims = _claims("8Gi", 4)
+    gpu0 = s.devices[0]
+    want = sorted((c.namespace, c.name) for c in claims)
+    for order in (claims, claims[::-1], claims[1::2] + claims[::2]):
+        assert [(c.namespace, c.name) for c, _ in capacity.holdings(order)[gpu0.key].results] == want
+
+
 def test_a_shared_gpu_whose_capacity_is_consumed_has_no_room():
     s = _slice()
     claims = _claims("40Gi", 2)

@@ -105,11 +105,12 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: 
     if model is None:
         model = load_model(cluster)
     state = _state(cluster, model, change) if not prom else None
+    keep = not prom and next_sync_follows()  # for the next sync's diagnosis to patch
     if state is None:
         state = ClusterState.from_records(model.all(), prom or {})
-        if not prom and next_sync_follows():
+        if keep:
             state.index_for_patching()
-    if not prom and next_sync_follows():
+    if keep:
         with _states_lock:
             _states[cluster.pk] = (model, model.version, state)
     newest = model.newest_timestamp()

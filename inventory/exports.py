@@ -67,7 +67,7 @@ def load_model(cluster: Cluster) -> ClusterModel:
     (``stored_model``) when they describe its current state, else ``parse_stored_model``."""
     from . import stored_model
 
-    basis = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+    basis = cluster.stored_data_changed_at()
     stored = stored_model.load(cluster.pk, basis)
     return stored if stored is not None else parse_stored_model(cluster)
 

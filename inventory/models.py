@@ -72,6 +72,11 @@ class Cluster(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("inventory:cluster", args=[self.name])
 
+    def stored_data_changed_at(self):
+        """``data_changed_at`` as stored now (another process's sync may have moved it since
+        this instance was read): the state the kept models, keys and summaries name."""
+        return Cluster.objects.filter(pk=self.pk).values_list("data_changed_at", flat=True).first()
+
 
 class SyncRun(models.Model):
     """One sync of one cluster: when, from where, how it ended, what it counted."""

@@ -162,7 +162,7 @@ def follow_changes(cluster: Cluster, read: Any = None) -> str:
     (``overview_store``). Returns how: ``"changes"`` (only the nodes and pools the change set
     reaches were recomputed, from what this process or the database kept of the state before
     the sync) or ``"all"``."""
-    state = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+    state = cluster.stored_data_changed_at()
     after = getattr(read, "model", None)
     model = getattr(after, "model", None)
     changes = getattr(read, "changes", None)
@@ -235,7 +235,7 @@ def _kept_before(cluster: Cluster, after: Any, model: Any) -> tuple[tuple[Any, A
 
 def kept_dra_summaries(cluster: Cluster) -> summaries.DraSummaries | None:
     """The DRA summaries this process keeps of ``cluster``'s current state, else None."""
-    state = Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
+    state = cluster.stored_data_changed_at()
     with _held_lock:
         held = _dra.get(cluster.pk)
     return held[1] if held is not None and held[0] == state else None

@@ -47,7 +47,7 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
     with _fewer_collections():
         # Inserts end inside the transaction (DeferredInserts exits first).
         # The cluster's state before this sync (its _finish moves data_changed_at).
-        basis = _data_state(cluster)
+        basis = cluster.stored_data_changed_at()
         with transaction.atomic(), DeferredInserts() as later:
             rec = Reconcile(cluster, later, known=take_known(cluster.pk, basis))
             for item in read.items():
@@ -62,11 +62,6 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
         # Kept once the sync commits, by a process that syncs again.
         read.model.known = rec.known_after() if not result[1] and next_sync_follows() else None
         return result
-
-
-def _data_state(cluster: Cluster):
-    """The cluster's stored ``data_changed_at``: the state the kept models and keys name."""
-    return Cluster.objects.filter(pk=cluster.pk).values_list("data_changed_at", flat=True).first()
 
 
 # cluster pk -> (the cluster's data_changed_at the model matches, its model): the model of
@@ -153,7 +148,7 @@ class ModelAfterSync:
         stored keys for the next sync."""
         if (self.model is None and not self.known) or not next_sync_follows():
             return
-        basis = _data_state(self.cluster)
+        basis = self.cluster.stored_data_changed_at()
         if self.model is not None:
             with _models_lock:
                 _models[self.cluster.pk] = (basis, self.model)
@@ -187,7 +182,7 @@ def held_records(cluster: Cluster, kinds: tuple[str, ...]) -> dict[str, list[obj
     (a worker warming the overview right after its sync reads nothing back), when it matches
     the cluster's stored state; else None. Copied under the lock: a model in the cache is one
     no sync is changing (a sync takes it out first)."""
-    basis = _data_state(cluster)
+    basis = cluster.stored_data_changed_at()
     with _models_lock:
         entry = _models.get(cluster.pk)
         if entry is None or entry[0] != basis:

@@ -6,7 +6,6 @@ the same runs, objects and findings, and a worker's next sync after either one i
 from __future__ import annotations
 
 import io
-import json
 
 import pytest
 from django.core.management import call_command
@@ -18,14 +17,9 @@ from inventory import reconcile, sync
 from inventory.models import Cluster, ResourceClaim, SourceKind
 from inventory.runs import after_read_hooks
 from inventory.sources import SnapshotSource
+from tests.conftest import write_list
 
 pytestmark = pytest.mark.django_db
-
-
-def _file(tmp_path, name, items):
-    path = tmp_path / name
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
-    return path
 
 
 def _findings(cluster):
@@ -50,8 +44,8 @@ def _forget():
 
 def test_a_command_keeps_nothing_and_a_worker_keeps_a_patchable_state(tmp_path):
     fleet = generate_fleet(6, seed=3)
-    first = _file(tmp_path, "fleet.json", fleet)
-    second = _file(tmp_path, "changed.json", mutate_claims(fleet, 0.3, seed=4))
+    first = write_list(tmp_path / "fleet.json", fleet)
+    second = write_list(tmp_path / "changed.json", mutate_claims(fleet, 0.3, seed=4))
 
     call_command("sync_cluster", "--snapshot", str(first), "--cluster", "once", stdout=io.StringIO())
     once = Cluster.objects.get(name="once")

@@ -6,7 +6,6 @@ written outside a sync."""
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 from django.db import connection
@@ -18,14 +17,9 @@ from inventory.models import TYPED_MODELS, Cluster, KubeObject, Node, Pod, Resou
 from inventory.runs import after_read_hooks
 from inventory.sources import SnapshotSource
 from inventory.sync import sync_cluster
+from tests.conftest import write_list
 
 pytestmark = pytest.mark.django_db
-
-
-def _file(tmp_path, name, items):
-    path = tmp_path / name
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
-    return path
 
 
 def _steps(tmp_path):
@@ -41,7 +35,7 @@ def _steps(tmp_path):
     changed.append(event)
     node = next(o["spec"]["nodeName"] for o in fleet if o["kind"] == "ResourceSlice")
     fewer = [o for o in fleet if not (o["kind"] == "ResourceSlice" and o["spec"].get("nodeName") == node)]
-    return [_file(tmp_path, f"{i}.json", items) for i, items in enumerate([fleet, fleet, changed, fleet, fewer])]
+    return [write_list(tmp_path / f"{i}.json", items) for i, items in enumerate([fleet, fleet, changed, fleet, fewer])]
 
 
 def _stored(cluster):

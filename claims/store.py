@@ -24,7 +24,7 @@ import json
 import logging
 import threading
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -36,7 +36,7 @@ from django.utils import timezone
 from claims.diagnosis import ClusterState, Thresholds, diagnose
 from claims.diagnosis.engine import GLOBAL_CATEGORIES, Findings, ScopeEscaped, run_diagnosis
 from claims.diagnosis.findings import Finding as Diagnosis
-from claims.diagnosis.scope import Scope, change_scope, close
+from claims.diagnosis.scope import Scope, change_scope, close, moved
 from claims.diagnosis.state import parse_time
 from inventory.bulk import delete_pks, insert_rows, update_rows
 from inventory.exports import load_model, stored_of_kind
@@ -118,6 +118,8 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: 
     scope = None
     # A snapshot's clock is its newest timestamp: when the change moved it, every age moved.
     if change is not None and not prom and not (cluster.source_kind == SourceKind.SNAPSHOT and newest != change.newest_before):
+        # Objects written again with nothing their records keep changed are no one's subject.
+        change = replace(change, records=[pair for pair in change.records if moved(*pair)])
         scope = change_scope(state, change.records)
     if scope is not None:
         named = _open_global_refs(cluster)

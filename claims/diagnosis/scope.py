@@ -19,7 +19,7 @@ full state still gives).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from inventory.kube import ObjectRef
@@ -125,6 +125,14 @@ def close(state: ClusterState, claims: Iterable[Key] = (), pods: Iterable[Key] =
             want_claims.update(state.claims_by_node.get(n, ()))
     slices = frozenset(s.name for n in done_n for s in state.slices_on_node(n))
     return Scope(frozenset(done_c), frozenset(done_p), frozenset(done_n), slices)
+
+
+def moved(before: KubeRecord | None, after: KubeRecord | None) -> bool:
+    """Did the change move anything a rule reads? An object written again with nothing its
+    record keeps changed (an annotation, a managed-fields entry: a new ``resourceVersion``
+    alone) moves no finding."""
+    return (before is None or after is None or type(before) is not type(after)
+            or replace(before, resource_version=after.resource_version) != after)
 
 
 def change_scope(state: ClusterState, changed: Iterable[tuple[KubeRecord | None, KubeRecord | None]]) -> Scope | None:

@@ -47,7 +47,7 @@ from .models import (
     SourceKind,
 )
 from .normalize import UnknownAPIVersion, normalize
-from .readitem import ReadItem
+from .readitem import ItemRun, ReadItem
 from .snapshot import newest_timestamp, newest_timestamp_in_text
 from .sources import ReadResult
 from .writer import Writer
@@ -300,6 +300,34 @@ class Reconcile:
         self.buffered_text[kind] += len(item.text) if item.text else 0
         if len(buf) >= FLUSH_OBJECTS or self.buffered_text[kind] >= FLUSH_TEXT:
             self.flush(kind)
+
+    def add_run(self, run: ItemRun) -> None:
+        """Take a run of items (``ItemRun``): one stored at the same ``resourceVersion``, or
+        skipped at it by the last read, is counted from its identity alone, as ``add`` would;
+        every other goes through ``add``."""
+        states: dict[str, _KindState] = {}
+        skipped_before = self._skipped_before
+        for i, ident in enumerate(run.ids):
+            if ident is None:
+                continue
+            kind, _, _, uid, rv = ident
+            st = states.get(kind)
+            if st is None:
+                st = states[kind] = self._state_for(kind)
+            if uid in st.seen:
+                continue
+            have = st.load(self.cluster).get(uid)
+            if have is not None and rv and have[1] == rv:
+                st.seen.add(uid)
+                st.matched += 1
+                st.counts.seen += 1
+                st.counts.unchanged += 1
+                continue
+            if rv and skipped_before.get(uid) == rv and run.setup.get(kind, (None,))[0] is not None:
+                self.skipped[kind] += 1
+                self._skipped_now[uid] = rv
+                continue
+            self.add(run.item(i))
 
     def flush(self, kind: str) -> None:
         for first in FLUSH_FIRST.get(kind, ()):

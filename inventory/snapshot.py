@@ -34,7 +34,7 @@ import yaml
 
 from . import jsonlist, telemetry_range
 from .parse import identity
-from .readitem import ReadItem
+from .readitem import RUN_ITEMS, ItemRun, ReadItem, plain_ident
 
 OBJECT_SUFFIXES = (".yaml", ".yml", ".json")
 PROM_SUFFIXES = (".prom",)
@@ -147,8 +147,9 @@ def _json_error(data: bytes, name: str, found: Exception) -> str:
     return f"{name}: invalid JSON: {found}"
 
 
-def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem]:
-    """Objects of one JSON file; a List's items stay undecoded until the sync asks."""
+def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem | ItemRun]:
+    """Objects of one JSON file; a List's items stay undecoded until the sync asks, those
+    whose identity reads cleanly in runs (``ItemRun``)."""
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]  # editors on Windows write one; JSON has none
     try:
@@ -169,7 +170,21 @@ def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem]
     # (``ResourceSliceList``) names them.
     item_kind = doc.kind[: -len("List")] if doc.kind.endswith("List") and doc.kind != "List" else ""
     item_version = doc.api_version if item_kind else ""
+    run: ItemRun | None = None
     for i, raw in enumerate(doc.items):
+        ident = plain_ident(raw, item_kind)
+        if ident is not None:
+            if run is None:
+                run = ItemRun(name, i, item_kind, item_version)
+            run.raws.append(raw)
+            run.ids.append(ident)
+            if len(run.ids) >= RUN_ITEMS:
+                yield run
+                run = None
+            continue
+        if run is not None:
+            yield run
+            run = None
         where = f"{name} item {i}"
         try:
             item = ReadItem.lazy(raw, kind=item_kind, api_version=item_version, where=where)
@@ -193,6 +208,8 @@ def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem]
             yield from (ReadItem.of(o) for o in _unroll(obj, where, out))
             continue
         yield item
+    if run is not None:
+        yield run
 
 
 def _yaml_sizes(node: yaml.Node) -> list[int] | None:
@@ -248,7 +265,7 @@ def _yaml_items(text: str, name: str, out: SnapshotLoad) -> Iterator[ReadItem]:
                 loader.dispose()
 
 
-def _file_items(path: Path, out: SnapshotLoad) -> Iterator[ReadItem]:
+def _file_items(path: Path, out: SnapshotLoad) -> Iterator[ReadItem | ItemRun]:
     out.files.append(str(path))
     try:
         size = path.stat().st_size
@@ -297,11 +314,18 @@ def snapshot_files(path: str | Path) -> list[Path]:
     return [p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in OBJECT_SUFFIXES + PROM_SUFFIXES]
 
 
-def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem]:
-    """Yield a ``ReadItem`` for every object under ``path``, one file at a time.
+def _again(file: str, kind: str, namespace: str, name: str, uid: str, first: str) -> str:
+    ns = f"{namespace}/" if namespace else ""
+    shown = "" if uid == identity(kind, namespace, name, "") else f" (uid {uid})"
+    return f"{file}: {kind} {ns}{name}{shown} appears again (first in {first}); the first copy is kept"
+
+
+def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem | ItemRun]:
+    """Yield a ``ReadItem`` for every object under ``path``, one file at a time, or an
+    ``ItemRun`` of consecutive items of a JSON List whose identity read cleanly.
 
     Items of a JSON List are decoded only when asked (``ReadItem.object()``) and keep their
-    exact text. Scrapes, file names and problems go to ``out`` as the walk passes them;
+    exact text. An object dropped from a run is None in its ``ids``. Scrapes, file names and problems go to ``out`` as the walk passes them;
     ``out.objects`` is left alone, so memory holds one file's bytes plus what the caller
     keeps. An object whose (kind, uid) came before is a problem and is not yielded again.
     Raises ``SnapshotError`` when the path does not exist, or (once the walk ends)
@@ -309,19 +333,28 @@ def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem]:
     """
     root = Path(path)
     found = False
+    seen = out.first_seen
     for p in snapshot_files(root):
         name = p.name
         for item in _file_items(p, out):
             found = True
-            key = (item.kind, item.uid)
-            first = out.first_seen.get(key)
-            if first is not None:
-                ns = f"{item.namespace}/" if item.namespace else ""
-                uid = "" if item.uid == identity(item.kind, item.namespace, item.name, "") else f" (uid {item.uid})"
-                out.errors.append(f"{name}: {item.kind} {ns}{item.name}{uid} appears again "
-                                  f"(first in {first}); the first copy is kept")
+            if isinstance(item, ItemRun):
+                ids = item.ids
+                for i, (kind, ns, obj_name, uid, _) in enumerate(ids):  # type: ignore[misc]
+                    first = seen.get((kind, uid))
+                    if first is not None:
+                        out.errors.append(_again(name, kind, ns, obj_name, uid, first))
+                        ids[i] = None
+                    else:
+                        seen[(kind, uid)] = name
+                yield item
                 continue
-            out.first_seen[key] = name
+            key = (item.kind, item.uid)
+            first = seen.get(key)
+            if first is not None:
+                out.errors.append(_again(name, item.kind, item.namespace, item.name, item.uid, first))
+                continue
+            seen[key] = name
             yield item
     if not found and not out.prom and not out.ranges:
         names = ", ".join(Path(f).name for f in out.files[:3]) + (" ..." if len(out.files) > 3 else "")
@@ -337,11 +370,12 @@ def load_path(path: str | Path) -> SnapshotLoad:
     scrape at all; partial damage is reported in ``SnapshotLoad.errors`` instead.
     """
     out = SnapshotLoad()
-    for item in iter_snapshot(path, out):
-        try:
-            out.objects.append(item.object())
-        except jsonlist.JSONError as exc:
-            out.errors.append(f"{item.kind} {item.namespace}/{item.name}: {exc}")
+    for entry in iter_snapshot(path, out):
+        for item in entry.items() if isinstance(entry, ItemRun) else (entry,):
+            try:
+                out.objects.append(item.object())
+            except jsonlist.JSONError as exc:
+                out.errors.append(f"{item.kind} {item.namespace}/{item.name}: {exc}")
     return out
 
 

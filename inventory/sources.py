@@ -19,7 +19,7 @@ from . import jsonlist
 from .kinds import BY_KIND, KINDS, KindSpec
 from .kubehttp import KubeAPIError, KubeHTTP, KubeHTTPError, RetryPolicy
 from .normalize import normalize
-from .readitem import ReadItem
+from .readitem import ItemRun, ReadItem
 from .snapshot import SnapshotError, SnapshotLoad, iter_snapshot, snapshot_files
 
 
@@ -49,7 +49,7 @@ class ReadResult:
     """
 
     objects: list[dict[str, Any]] = field(default_factory=list)
-    stream: Iterable[ReadItem] | None = None
+    stream: Iterable[ReadItem | ItemRun] | None = None
     complete_kinds: set[str] = field(default_factory=set)
     skipped: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
@@ -63,8 +63,9 @@ class ReadResult:
     # Set by the sync: did reconciling this read create, update or delete anything?
     changed: bool = True
 
-    def items(self) -> Iterator[ReadItem]:
-        """Every object once; the stream can be consumed only once.
+    def items(self) -> Iterator[ReadItem | ItemRun]:
+        """Every object once, alone or in a run of a JSON List's items (``ItemRun``: its
+        ``items()`` are the objects); the stream can be consumed only once.
 
         Raises ``SourceError`` when the source fails while being read."""
         for obj in self.objects:
@@ -102,9 +103,13 @@ class SnapshotSource:
         out.stream = self._stream(load, out)
         return out
 
-    def _stream(self, load: SnapshotLoad, out: ReadResult) -> Iterator[ReadItem]:
+    def _stream(self, load: SnapshotLoad, out: ReadResult) -> Iterator[ReadItem | ItemRun]:
         try:
             for item in iter_snapshot(self.path, load):
+                if isinstance(item, ItemRun):
+                    self._set_up(item, out)
+                    yield item
+                    continue
                 spec = BY_KIND.get(item.kind)
                 if spec is None:
                     out.skipped[item.kind] = out.skipped.get(item.kind, 0) + 1
@@ -119,6 +124,28 @@ class SnapshotSource:
                 yield item
         except SnapshotError as exc:
             raise SourceError(str(exc)) from exc
+
+
+    @staticmethod
+    def _set_up(run: ItemRun, out: ReadResult) -> None:
+        """What ``_stream`` does to each item, done to a run's: items of kinds not kept are
+        dropped and counted, the others set up as ``ReadItem.keep`` and ``prepare_with`` are
+        (an item without a namespace, whose identity ``prepare_with`` would change, is never
+        counted from its identity alone: ``Reconcile.add_run`` finds no stored key for it)."""
+        ids, setup = run.ids, run.setup
+        for i, ident in enumerate(ids):
+            if ident is None:
+                continue
+            kind = ident[0]
+            if kind not in setup:
+                spec = BY_KIND.get(kind)
+                if spec is None:
+                    out.skipped[kind] = out.skipped.get(kind, 0) + 1
+                    ids[i] = None
+                    continue
+                out.complete_kinds.add(kind)
+                setup[kind] = (spec.keep, _with_namespace if spec.namespaced else normalize,
+                               "default" if spec.namespaced else "")
 
 
 def _with_namespace(obj: dict[str, Any]) -> dict[str, Any]:

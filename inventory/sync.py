@@ -32,6 +32,7 @@ from . import exports, queries, stored_model
 from .bulk import DeferredInserts
 from .model import ClusterModel
 from .models import Cluster, SyncRun, SyncStatus
+from .readitem import ItemRun
 from .reconcile import Reconcile, keep_known, take_known
 from .sources import ReadResult, Source, SourceError
 
@@ -51,7 +52,10 @@ def apply_read(cluster: Cluster, read: ReadResult) -> tuple[dict[str, dict[str, 
         with transaction.atomic(), DeferredInserts() as later:
             rec = Reconcile(cluster, later, known=take_known(cluster.pk, basis))
             for item in read.items():
-                rec.add(item)
+                if isinstance(item, ItemRun):
+                    rec.add_run(item)
+                else:
+                    rec.add(item)
                 # Unbound at once: an unchanged item holds its text, a view of the read's
                 # whole buffer (5,000 nodes: 790 MB), which the stream then frees as it ends
                 # (60-70 ms) rather than this function on its return, after the read.

@@ -14,6 +14,9 @@ COPY requirements.txt .
 RUN pip install -r requirements.txt
 
 COPY --chown=claimscope:claimscope . .
+# PYTHONDONTWRITEBYTECODE keeps the running containers from writing bytecode: compile the
+# project once here, or every process compiles its modules again as it starts (about 0.2 s).
+RUN python -m compileall -q config inventory claims migration devtools manage.py
 # Static files (htmx, plotly.js, CSS) are collected into the image and served by whitenoise.
 # The key below exists only for this build step; it is not in the final environment.
 RUN SECRET_KEY=collectstatic-build-only DATABASE_URL=sqlite:////tmp/build.sqlite3 \

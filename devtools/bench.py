@@ -151,6 +151,20 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t0, value
 
 
+PACKAGES = ("config", "inventory", "claims", "migration", "devtools")
+
+
+def compile_project() -> str:
+    """Compile the project's modules, as the image and ``make bytecode`` do, so that no timed
+    command compiles them on import (where PYTHONDONTWRITEBYTECODE is set it would, every
+    time: about 0.2 s of each start-up). Says what was found."""
+    import compileall
+
+    base = Path(settings.BASE_DIR)
+    ok = all(compileall.compile_dir(base / p, quiet=1) for p in PACKAGES) and compileall.compile_file(base / "manage.py", quiet=1)
+    return "compiled" if ok else "compile errors (some modules compile on import)"
+
+
 def environment() -> dict[str, str]:
     """Where the figures were taken: database and version, Python, CPUs, code revision."""
     from django.db import connection
@@ -173,6 +187,7 @@ def environment() -> dict[str, str]:
         "python": platform.python_version(),
         "cpus": str(os.cpu_count()),
         "revision": rev or "unknown",
+        "bytecode": compile_project(),
     }
 
 

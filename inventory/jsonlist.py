@@ -119,17 +119,17 @@ def head(raw: msgspec.Raw | bytes) -> Head | None:
     return Head(h.kind, h.apiVersion, m.name, m.namespace, m.uid, m.resourceVersion)
 
 
-def plain_head(raw: msgspec.Raw | bytes) -> tuple[str, str, str, str, str] | None:
-    """(kind, name, namespace, uid, resourceVersion) of one item, as ``head`` reads them,
-    without a ``Head``: the read of an item a re-sync skips is this one call."""
+def plain_head(raw: msgspec.Raw | bytes) -> tuple[str, str, str, str, str, str] | None:
+    """(kind, apiVersion, name, namespace, uid, resourceVersion) of one item, as ``head``
+    reads them, without a ``Head``: the read of an item a re-sync skips is this one call."""
     try:
         h = _HEAD.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None
     m = h.metadata
     if m is None:
-        return (h.kind, "", "", "", "")
-    return (h.kind, m.name, m.namespace, m.uid, m.resourceVersion)
+        return (h.kind, h.apiVersion, "", "", "", "")
+    return (h.kind, h.apiVersion, m.name, m.namespace, m.uid, m.resourceVersion)
 
 
 def decode(raw: msgspec.Raw | bytes | str) -> Any:

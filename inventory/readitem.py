@@ -143,18 +143,18 @@ Ident = tuple[str, str, str, str, str]
 RUN_ITEMS = 512  # items per run: the sync meets a List's items in runs this long, as read
 
 
-def plain_ident(raw: msgspec.Raw | bytes, kind: str = "") -> Ident | None:
-    """The identity of an item whose kind and name read cleanly from its text (``kind``: the
-    List's item kind, for items without one); None for any other (odd field types, no name,
-    a nested List), which ``ReadItem.lazy`` then decides."""
+def plain_ident(raw: msgspec.Raw | bytes, api_version: str = "") -> Ident | None:
+    """The identity of an item whose kind, name and apiVersion (where its List names one for
+    items without, ``api_version``) read cleanly from its own text; None for any other (odd
+    field types, no kind or name, a nested List, fields its List would fill in), which
+    ``ReadItem.lazy`` then decides."""
     h = jsonlist.plain_head(raw)
     if h is None:
         return None
-    k, name, ns, uid, rv = h
-    k = k or kind
-    if not k or not name or k.endswith("List"):
+    kind, version, name, ns, uid, rv = h
+    if not kind or not name or kind.endswith("List") or (api_version and not version):
         return None
-    return (k, ns, name, uid or identity(k, ns, name, ""), rv)
+    return (kind, ns, name, uid or identity(kind, ns, name, ""), rv)
 
 
 class ItemRun:
@@ -168,19 +168,21 @@ class ItemRun:
     prepare, default namespace) that the source gives items of that kind (``prepare_with``).
     """
 
-    __slots__ = ("api_version", "ids", "kind", "raws", "setup", "start", "where")
+    __slots__ = ("ids", "raws", "setup", "start", "where")
 
-    def __init__(self, where: str, start: int, kind: str = "", api_version: str = "") -> None:
-        self.where, self.start, self.kind, self.api_version = where, start, kind, api_version
+    def __init__(self, where: str, start: int) -> None:
+        self.where, self.start = where, start
         self.raws: list[msgspec.Raw] = []
         self.ids: list[Ident | None] = []
         self.setup: dict[str, tuple[Callable[..., bool] | None, Prepare | None, str]] = {}
 
     def item(self, i: int) -> ReadItem:
-        """Item ``i`` as the item-by-item path reads it."""
-        item = ReadItem.lazy(self.raws[i], kind=self.kind, api_version=self.api_version,
-                             where=f"{self.where} item {self.start + i}")
-        keep, prepare, default_namespace = self.setup.get(item.kind, (None, None, ""))
+        """Item ``i`` as ``ReadItem.lazy`` and the source's set-up make it (its text holds
+        every identity field: nothing to fill in from its List)."""
+        kind, ns, name, uid, rv = self.ids[i]  # type: ignore[misc]
+        item = ReadItem(kind, name, ns, uid, rv)
+        item._raw, item.where = self.raws[i], f"{self.where} item {self.start + i}"
+        keep, prepare, default_namespace = self.setup.get(kind, (None, None, ""))
         item.keep = keep
         if prepare is not None:
             item.prepare_with(prepare, default_namespace)

@@ -172,10 +172,10 @@ def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem 
     item_version = doc.api_version if item_kind else ""
     run: ItemRun | None = None
     for i, raw in enumerate(doc.items):
-        ident = plain_ident(raw, item_kind)
+        ident = plain_ident(raw, item_version)
         if ident is not None:
             if run is None:
-                run = ItemRun(name, i, item_kind, item_version)
+                run = ItemRun(name, i)
             run.raws.append(raw)
             run.ids.append(ident)
             if len(run.ids) >= RUN_ITEMS:

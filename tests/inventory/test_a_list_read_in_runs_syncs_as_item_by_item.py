@@ -71,7 +71,7 @@ def test_runs_and_single_items_sync_alike(tmp_path, sync_snapshot, monkeypatch):
     gone = write_list(tmp_path / "gone.json", [o for o in objects if o is not objects[5]])
     paths = [path, path, changed, gone]
     in_runs = _runs(paths, "runs", sync_snapshot)
-    monkeypatch.setattr(snapshot, "plain_ident", lambda raw, kind="": None)  # every item alone
+    monkeypatch.setattr(snapshot, "plain_ident", lambda raw, api_version="": None)  # every item alone
     alone = _runs(paths, "alone", sync_snapshot)
     assert in_runs == alone
     assert in_runs[1][1]["ResourceClaim"]["unchanged"] > readitem.RUN_ITEMS // 4
@@ -84,7 +84,29 @@ def test_load_path_reads_runs_as_items(tmp_path, monkeypatch):
     objects = _hostile_fleet()
     path = write_list(tmp_path / "fleet.json", objects)
     in_runs = snapshot.load_path(path)
-    monkeypatch.setattr(snapshot, "plain_ident", lambda raw, kind="": None)
+    monkeypatch.setattr(snapshot, "plain_ident", lambda raw, api_version="": None)
     alone = snapshot.load_path(path)
     assert in_runs.objects == alone.objects and in_runs.errors == alone.errors
     assert len(in_runs.objects) == len(objects) - 1  # the repeat; the nested List unrolled
+
+
+@pytest.mark.django_db
+def test_a_typed_list_whose_items_name_no_kind_syncs_alike(tmp_path, sync_snapshot, monkeypatch):
+    """An API list page (``kubectl get --raw``): the List names the items' kind and version, and
+    items that name neither (every other one here) take them from it."""
+    import json
+
+    from devtools.benchfleet import generate_benchmark_fleet
+    from inventory.models import Cluster
+
+    claims = [o for o in generate_benchmark_fleet(20) if o["kind"] == "ResourceClaim"]
+    for o in claims[::2]:
+        o.pop("kind")
+        o.pop("apiVersion")
+    path = tmp_path / "claims.json"
+    path.write_text(json.dumps({"kind": "ResourceClaimList", "apiVersion": "resource.k8s.io/v1", "items": claims}))
+    in_runs = _runs([path, path], "runs", sync_snapshot)
+    monkeypatch.setattr(snapshot, "plain_ident", lambda raw, api_version="": None)
+    alone = _runs([path, path], "alone", sync_snapshot)
+    assert in_runs == alone and in_runs[1][1]["ResourceClaim"]["unchanged"] == len(claims)
+    assert _stored(Cluster.objects.get(name="runs")) == _stored(Cluster.objects.get(name="alone"))

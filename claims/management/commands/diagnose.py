@@ -145,12 +145,14 @@ class Command(BaseCommand):
             else:
                 from claims.store import diagnose_cluster  # lazy: needs the database
                 from inventory.exports import get_cluster
+                from inventory.sync import one_sync
 
                 try:
                     cluster = get_cluster(opts["cluster"])
                 except LookupError as exc:
                     raise DiagnoseInputError(str(exc)) from exc
-                findings, _ = diagnose_cluster(cluster, now=_parse_now(opts.get("now")))
+                with one_sync():  # the process ends after it: no state kept for a next diagnosis
+                    findings, _ = diagnose_cluster(cluster, now=_parse_now(opts.get("now")))
                 failed.extend(f.message() for f in getattr(findings, "failures", ()))
                 out = render(findings, opts["format"])
         except DiagnoseInputError as exc:

@@ -118,8 +118,10 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: 
     scope = None
     # A snapshot's clock is its newest timestamp: when the change moved it, every age moved.
     if change is not None and not prom and not (cluster.source_kind == SourceKind.SNAPSHOT and newest != change.newest_before):
-        # Objects written again with nothing their records keep changed are no one's subject.
-        change = replace(change, records=[pair for pair in change.records if moved(*pair)])
+        # Objects written again with nothing their records keep changed are no one's subject
+        # (unless two claims or pods share a name: which one the state holds may have moved).
+        if len(state.claims) == len(model.records.get("ResourceClaim", ())) and len(state.pods) == len(model.records.get("Pod", ())):
+            change = replace(change, records=[pair for pair in change.records if moved(*pair)])
         scope = change_scope(state, change.records)
     if scope is not None:
         named = _open_global_refs(cluster)

@@ -310,7 +310,11 @@ class Reconcile:
         for i, ident in enumerate(run.ids):
             if ident is None:
                 continue
-            kind, _, _, uid, rv = ident
+            kind, ns, _, uid, rv = ident
+            if not ns and run.setup.get(kind, (None, None, ""))[2]:
+                # ``prepare_with`` puts it in a default namespace, which may change its identity.
+                self.add(run.item(i))
+                continue
             st = states.get(kind)
             if st is None:
                 st = states[kind] = self._state_for(kind)

@@ -130,8 +130,8 @@ class SnapshotSource:
     def _set_up(run: ItemRun, out: ReadResult) -> None:
         """What ``_stream`` does to each item, done to a run's: items of kinds not kept are
         dropped and counted, the others set up as ``ReadItem.keep`` and ``prepare_with`` are
-        (an item without a namespace, whose identity ``prepare_with`` would change, is never
-        counted from its identity alone: ``Reconcile.add_run`` finds no stored key for it)."""
+        (an item without a namespace, whose identity ``prepare_with`` may change, is never
+        counted from its identity alone: ``Reconcile.add_run`` hands it to ``add``)."""
         ids, setup = run.ids, run.setup
         for i, ident in enumerate(ids):
             if ident is None:

@@ -22,6 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+import msgspec
+
 from inventory.kube import ObjectRef
 from inventory.records import Event, KubeRecord, Pod, ResourceClaim
 
@@ -130,9 +132,14 @@ def close(state: ClusterState, claims: Iterable[Key] = (), pods: Iterable[Key] =
 def moved(before: KubeRecord | None, after: KubeRecord | None) -> bool:
     """Did the change move anything a rule reads? An object written again with nothing its
     record keeps changed (an annotation, a managed-fields entry: a new ``resourceVersion``
-    alone) moves no finding."""
-    return (before is None or after is None or type(before) is not type(after)
-            or replace(before, resource_version=after.resource_version) != after)
+    alone) moves no finding. Compared as encoded, not with ``==``: ``True == 1`` there, but a
+    CEL selector tells a bool attribute from an int one."""
+    if before is None or after is None or type(before) is not type(after):
+        return True
+    return _ENCODE(replace(before, resource_version=after.resource_version)) != _ENCODE(after)
+
+
+_ENCODE = msgspec.msgpack.Encoder().encode
 
 
 def change_scope(state: ClusterState, changed: Iterable[tuple[KubeRecord | None, KubeRecord | None]]) -> Scope | None:

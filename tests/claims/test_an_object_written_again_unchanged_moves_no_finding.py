@@ -53,3 +53,24 @@ def test_an_annotation_alone_leaves_a_claims_findings_standing(tmp_path, sync_sn
     assert sync_snapshot(write_list(tmp_path / "deleting.json", deleting), "fleet").status == "ok"
     assert scopes[-1] is not None and key in scopes[-1].claims
     assert _open(cluster) == _whole(cluster)
+
+
+def test_a_bool_attribute_published_again_as_an_int_moves(tmp_path):
+    """``True == 1``, but a CEL selector tells them apart: such a slice did change."""
+    from claims.diagnosis.scope import moved
+    from inventory.records import parse_object
+    from inventory.snapshot import load_path
+    from tests.conftest import H100_SLICES
+
+    raw = next(o for o in load_path(H100_SLICES).objects if o["spec"].get("devices"))
+    as_int = copy.deepcopy(raw)
+    as_int["metadata"]["resourceVersion"] = "later"
+    as_int["spec"]["devices"][0].setdefault("attributes", {})["flag"] = {"int": 1}
+    raw = copy.deepcopy(raw)
+    raw["spec"]["devices"][0].setdefault("attributes", {})["flag"] = {"bool": True}
+    before, after = parse_object(raw), parse_object(as_int)
+    assert before.devices[0].attributes == after.devices[0].attributes  # equal as Python values
+    assert moved(before, after)
+    same = copy.deepcopy(raw)
+    same["metadata"]["resourceVersion"] = "later"
+    assert not moved(before, parse_object(same))

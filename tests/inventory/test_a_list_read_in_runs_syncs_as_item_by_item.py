@@ -110,3 +110,27 @@ def test_a_typed_list_whose_items_name_no_kind_syncs_alike(tmp_path, sync_snapsh
     alone = _runs([path, path], "alone", sync_snapshot)
     assert in_runs == alone and in_runs[1][1]["ResourceClaim"]["unchanged"] == len(claims)
     assert _stored(Cluster.objects.get(name="runs")) == _stored(Cluster.objects.get(name="alone"))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("first", [
+    # A stored Deployment whose uid is literally the stand-in of a namespace-less one.
+    {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {},
+     "metadata": {"name": "y", "namespace": "ns1", "uid": "Deployment//x", "resourceVersion": "5"}},
+    # A skipped pod (no GPU) whose uid is that stand-in: the skip cache holds it.
+    {"apiVersion": "v1", "kind": "Pod", "spec": {"containers": [{"name": "c", "image": "i"}]},
+     "metadata": {"name": "y", "namespace": "ns1", "uid": "Pod//x", "resourceVersion": "5"}},
+], ids=["stored", "skipped"])
+def test_an_item_without_namespace_or_uid_is_not_taken_for_a_namesake_stand_in(first, tmp_path, sync_snapshot, monkeypatch):
+    from inventory.models import Cluster
+
+    second = copy.deepcopy(first)
+    second["metadata"] = {"name": "x", "resourceVersion": "5"}  # no namespace, no uid: "default" on the way in
+    if second["kind"] == "Pod":
+        second["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "c"}]  # a GPU pod: kept
+    paths = [write_list(tmp_path / "1.json", [first]), write_list(tmp_path / "2.json", [second])]
+    in_runs = _runs(paths, "runs", sync_snapshot)
+    monkeypatch.setattr(snapshot, "plain_ident", lambda raw, api_version="": None)
+    alone = _runs(paths, "alone", sync_snapshot)
+    assert in_runs == alone
+    assert _stored(Cluster.objects.get(name="runs")) == _stored(Cluster.objects.get(name="alone"))

@@ -111,17 +111,13 @@ def split_list(data: bytes | str) -> ListDoc | None:
 def head(raw: msgspec.Raw | bytes) -> Head | None:
     """The identity of one item; None when its kind, apiVersion or metadata fields are not
     of the expected types (the caller decodes such an item in full and lets validation speak)."""
-    try:
-        h = _HEAD.decode(raw)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        return None
-    m = h.metadata or _Meta()
-    return Head(h.kind, h.apiVersion, m.name, m.namespace, m.uid, m.resourceVersion)
+    fields = plain_head(raw)
+    return None if fields is None else Head(*fields)
 
 
 def plain_head(raw: msgspec.Raw | bytes) -> tuple[str, str, str, str, str, str] | None:
-    """(kind, apiVersion, name, namespace, uid, resourceVersion) of one item, as ``head``
-    reads them, without a ``Head``: the read of an item a re-sync skips is this one call."""
+    """``head``'s fields as a plain tuple (kind, apiVersion, name, namespace, uid,
+    resourceVersion): the read of an item a re-sync skips is this one call."""
     try:
         h = _HEAD.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):

@@ -141,6 +141,7 @@ class ReadItem:
 # (kind, namespace, name, identity, resourceVersion) of one item, read from its text.
 Ident = tuple[str, str, str, str, str]
 RUN_ITEMS = 512  # items per run: the sync meets a List's items in runs this long, as read
+NOT_SET_UP = (None, None, "")  # ``ItemRun.setup`` of a kind the source did not set up
 
 
 def plain_ident(raw: msgspec.Raw | bytes, api_version: str = "") -> Ident | None:
@@ -182,7 +183,7 @@ class ItemRun:
         kind, ns, name, uid, rv = self.ids[i]  # type: ignore[misc]
         item = ReadItem(kind, name, ns, uid, rv)
         item._raw, item.where = self.raws[i], f"{self.where} item {self.start + i}"
-        keep, prepare, default_namespace = self.setup.get(kind, (None, None, ""))
+        keep, prepare, default_namespace = self.setup.get(kind, NOT_SET_UP)
         item.keep = keep
         if prepare is not None:
             item.prepare_with(prepare, default_namespace)

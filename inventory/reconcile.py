@@ -47,7 +47,7 @@ from .models import (
     SourceKind,
 )
 from .normalize import UnknownAPIVersion, normalize
-from .readitem import ItemRun, ReadItem
+from .readitem import NOT_SET_UP, ItemRun, ReadItem
 from .snapshot import newest_timestamp, newest_timestamp_in_text
 from .sources import ReadResult
 from .writer import Writer
@@ -311,7 +311,8 @@ class Reconcile:
             if ident is None:
                 continue
             kind, ns, _, uid, rv = ident
-            if not ns and run.setup.get(kind, (None, None, ""))[2]:
+            keep, _, default_namespace = run.setup.get(kind, NOT_SET_UP)
+            if not ns and default_namespace:
                 # ``prepare_with`` puts it in a default namespace, which may change its identity.
                 self.add(run.item(i))
                 continue
@@ -327,7 +328,7 @@ class Reconcile:
                 st.counts.seen += 1
                 st.counts.unchanged += 1
                 continue
-            if rv and skipped_before.get(uid) == rv and run.setup.get(kind, (None,))[0] is not None:
+            if rv and skipped_before.get(uid) == rv and keep is not None:
                 self.skipped[kind] += 1
                 self._skipped_now[uid] = rv
                 continue

@@ -325,9 +325,10 @@ def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem | It
     ``ItemRun`` of consecutive items of a JSON List whose identity read cleanly.
 
     Items of a JSON List are decoded only when asked (``ReadItem.object()``) and keep their
-    exact text. An object dropped from a run is None in its ``ids``. Scrapes, file names and problems go to ``out`` as the walk passes them;
-    ``out.objects`` is left alone, so memory holds one file's bytes plus what the caller
-    keeps. An object whose (kind, uid) came before is a problem and is not yielded again.
+    exact text. An object dropped from a run is None in its ``ids``. Scrapes, file names and
+    problems go to ``out`` as the walk passes them; ``out.objects`` is left alone, so memory
+    holds one file's bytes plus what the caller keeps. An object whose (kind, uid) came
+    before is a problem and is not yielded again.
     Raises ``SnapshotError`` when the path does not exist, or (once the walk ends)
     when it held no readable object, scrape or range file at all.
     """

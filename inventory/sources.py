@@ -125,7 +125,6 @@ class SnapshotSource:
         except SnapshotError as exc:
             raise SourceError(str(exc)) from exc
 
-
     @staticmethod
     def _set_up(run: ItemRun, out: ReadResult) -> None:
         """What ``_stream`` does to each item, done to a run's: items of kinds not kept are

@@ -131,23 +131,25 @@ _buckets: dict[int, tuple[weakref.ref[ClusterModel], dict[str, dict[int, dict[st
 
 
 def _bucket_index(cluster_pk: int, model: ClusterModel, changes: ChangeSet) -> dict[str, dict[int, dict[str, None]]]:
+    """kind -> bucket -> uids of ``model``, for the kinds ``changes`` touched at least (a kind
+    is indexed the first time a sync touches it: a command that changed claims does not hash
+    every pod's and slice's uid)."""
     held = _buckets.pop(cluster_pk, None)
-    if held is not None and held[0]() is model:
-        index = held[1]
-        for kind in changes.kinds():
-            of_kind, of_index = model.records.get(kind, {}), index.setdefault(kind, {})
-            for uid in changes.uids(kind):
-                at = of_index.setdefault(codec.bucket_of(uid), {})
-                if uid in of_kind:
-                    at[uid] = None
-                else:
-                    at.pop(uid, None)
-    else:
-        index = {}
-        for kind, of_kind in model.records.items():
+    index = held[1] if held is not None and held[0]() is model else {}
+    for kind in changes.kinds():
+        of_kind = model.records.get(kind, {})
+        of_index = index.get(kind)
+        if of_index is None:  # from the model, which holds this sync's changes already
             of_index = index[kind] = {}
             for uid in of_kind:
                 of_index.setdefault(codec.bucket_of(uid), {})[uid] = None
+            continue
+        for uid in changes.uids(kind):
+            at = of_index.setdefault(codec.bucket_of(uid), {})
+            if uid in of_kind:
+                at[uid] = None
+            else:
+                at.pop(uid, None)
     _buckets[cluster_pk] = (weakref.ref(model), index)
     return index
 

@@ -478,9 +478,12 @@ def _render_mig_not_published(v: Verdict) -> tuple[str, str]:
 def rule_overlapping_devices(ctx: Context) -> Iterator[Verdict]:
     """overlapping_devices_double_allocation: a whole GPU and its MIG instances both allocated."""
     state = ctx.state
-    by_uuid = state.devices_by_uuid
+    devices = ctx.each_device()
+    # A parent is on its child's node, so a scope (whole nodes) holds both: its own devices do.
+    by_uuid = state.devices_by_uuid if ctx.scope is None else {
+        (d.driver, d.node_name, d.uuid): d for d in devices if d.uuid}
     clashes: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
-    for child in ctx.each_device():
+    for child in devices:
         if not child.parent_uuid:
             continue
         parent = by_uuid.get((child.driver, child.node_name, child.parent_uuid))

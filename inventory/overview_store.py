@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 from django.db import transaction
 
-from . import model_codec
+from . import blobs, model_codec
 from .bulk import insert_rows
 from .models import KeptChunk
 from .summaries import NodeSummary, PoolDevices, PoolKey
@@ -79,7 +79,8 @@ def load(cluster_pk: int, basis: Any) -> tuple[dict[str, NodeSummary], dict[Pool
     nodes: dict[str, NodeSummary] = {}
     pools: dict[PoolKey, PoolDevices] = {}
     try:
-        for part, data in KeptChunk.objects.filter(cluster_id=cluster_pk, part__in=(NODE, POOL)).values_list("part", "data"):
+        for part, data in blobs.rows(KeptChunk.objects.filter(cluster_id=cluster_pk, part__in=(NODE, POOL)),
+                                     ("part", "data"), 64):
             decoded = _decoders[part].decode(bytes(data))
             if part == NODE:
                 nodes.update(decoded)

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.db import transaction
 
+from . import blobs
 from . import model_codec as codec
 from .bulk import insert_rows
 from .changes import ChangeSet
@@ -60,8 +61,8 @@ def load(cluster_pk: int, basis: Any, *, check_count: bool = True) -> ClusterMod
 
 
 def _load(cluster_pk: int, model: ClusterModel) -> ClusterModel | None:
-    rows = (ModelChunk.objects.filter(cluster_id=cluster_pk).exclude(kind=MARKER)
-            .values_list("kind", "record_type", "data").iterator(chunk_size=BATCH))
+    rows = blobs.rows(ModelChunk.objects.filter(cluster_id=cluster_pk).exclude(kind=MARKER),
+                      ("kind", "record_type", "data"), BATCH)
     try:
         for kind, type_name, data in rows:
             of_kind = model.records.setdefault(kind, {})
@@ -163,9 +164,9 @@ def _patched(cluster_pk: int, wanted: Mapping[str, set[int]], upserts: Iterable[
     """The ``wanted`` buckets as stored, with this sync's upserts and deletions applied: the
     chunks follow a sync whose analyses never needed the whole model."""
     current: dict[str, dict[int, dict[str, codec.Entry]]] = {k: {b: {} for b in bs} for k, bs in wanted.items()}
-    for kind, bucket, type_name, data in (
-        ModelChunk.objects.filter(cluster_id=cluster_pk, kind__in=sorted(wanted))
-        .values_list("kind", "bucket", "record_type", "data").iterator(chunk_size=BATCH)
+    for kind, bucket, type_name, data in blobs.rows(
+        ModelChunk.objects.filter(cluster_id=cluster_pk, kind__in=sorted(wanted)),
+        ("kind", "bucket", "record_type", "data"), BATCH,
     ):
         if bucket in current[kind]:
             for entry in codec.decode(type_name, bytes(data)):

@@ -105,6 +105,9 @@ class AttestationForm(forms.ModelForm):
 # --- readiness --------------------------------------------------------------------------------
 
 
+EVIDENCE_SHOWN = 10  # evidence lines per checklist item on the page
+
+
 def _readiness_context(request, cluster: Cluster | None) -> dict[str, Any]:
     now = timezone.now()
     ctx: dict[str, Any] = {"cluster": cluster, "now": now, "can_attest": can_attest(request.user),
@@ -126,7 +129,13 @@ def _readiness_context(request, cluster: Cluster | None) -> dict[str, Any]:
     if latest is not None:
         for item in latest.items:
             att = by_pk.get(item.get("attestation_id")) or newest_for.get(item["id"])
-            items.append({**item, "badge": _status(item["status"]), "att": att})
+            evidence = item.get("evidence") or []
+            # A line per node would be thousands on a fleet: the first few, the count of the
+            # rest, and the whole evaluation in the API.
+            items.append({**item, "badge": _status(item["status"]), "att": att,
+                          "evidence_shown": evidence[:EVIDENCE_SHOWN],
+                          "evidence_more": max(0, len(evidence) - EVIDENCE_SHOWN)})
+        ctx["evaluation_api_url"] = reverse("migration-api:readiness-detail", args=[latest.pk])
     rows = []
     for i, ev in enumerate(history[:HISTORY_ROWS]):
         prev = history[i + 1] if i + 1 < len(history) else None

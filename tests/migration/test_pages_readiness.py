@@ -164,3 +164,27 @@ def test_attestation_text_from_users_is_escaped(client_operator, legacy):
                                                "note": "<script>alert(1)</script>"})
     body = client_operator.get(URL, {"cluster": legacy.name}).content.decode()
     assert "<script>alert(1)</script>" not in body and "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+
+
+def test_an_item_with_a_line_per_node_shows_the_first_lines_and_counts_the_rest(client_in, sync_snapshot, tmp_path):
+    """On a fleet the per-node items hold a line per node (5,000 nodes: 20,000 lines on one
+    page); the page shows the first ten of each and links the whole evaluation in the API."""
+    from devtools.benchfleet import generate_benchmark_fleet
+    from inventory.models import Cluster
+    from migration.views import EVIDENCE_SHOWN
+    from tests.conftest import write_list
+
+    assert sync_snapshot(write_list(tmp_path / "fleet.json", generate_benchmark_fleet(25)), "fleet").status == "ok"
+    cluster = Cluster.objects.get(name="fleet")
+    latest = ReadinessEvaluation.objects.get(cluster=cluster)
+    long = [i for i in latest.items if len(i["evidence"]) > EVIDENCE_SHOWN]
+    assert long, "the fleet gives per-node evidence"
+    body = client_in.get(URL, {"cluster": cluster.name}).content.decode()
+    api = reverse("migration-api:readiness-detail", args=[latest.pk])
+    for item in long:
+        lines = item["evidence"]
+        assert all(line in body for line in lines[:EVIDENCE_SHOWN])
+        assert lines[-1] not in body
+        assert f"and {len(lines) - EVIDENCE_SHOWN:,} more" in body
+    assert f'href="{api}"' in body
+    assert client_in.get(api).status_code == 200

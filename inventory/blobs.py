@@ -3,8 +3,10 @@ PostgreSQL sends them in binary.
 
 Through the ORM a ``bytea`` value comes back as hex text: twice the bytes on the wire, an
 encode on the server and a decode here (1,000 nodes: 66 MiB of model chunks, 0.6 s; in
-binary 0.2 s). The query is still the ORM's, run through Django's cursor wrapper (logged
-and counted like any other); only the result format differs. Other databases: the ORM.
+binary 0.2 s). The query is still the ORM's, run through Django's cursor wrapper (counted like any
+other; logged as the cursor's DECLARE, with server-side placeholders); only the result format
+differs. Other databases, and PostgreSQL behind a transaction pooler
+(``DISABLE_SERVER_SIDE_CURSORS``): the ORM.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.db import connections
+from django.core.exceptions import EmptyResultSet
 from django.db.models import QuerySet
 
 _names = itertools.count()
@@ -24,13 +27,16 @@ def rows(qs: QuerySet, fields: tuple[str, ...], batch: int) -> Iterator[tuple[An
     PostgreSQL, in binary; ``iterator(chunk_size=batch)`` elsewhere)."""
     values = qs.values_list(*fields)
     conn = connections[qs.db]
-    if conn.vendor != "postgresql":
+    if conn.vendor != "postgresql" or conn.settings_dict.get("DISABLE_SERVER_SIDE_CURSORS"):
         yield from values.iterator(chunk_size=batch)
         return
     import psycopg
     from psycopg import pq
 
-    sql, params = values.query.sql_with_params()
+    try:
+        sql, params = values.query.sql_with_params()
+    except EmptyResultSet:  # ``__in=[]``: the ORM answers no rows without asking
+        return
     conn.ensure_connection()
     raw = conn.connection
     # Outside a transaction a cursor must outlive the statement's own (as Django's are).
@@ -40,4 +46,4 @@ def rows(qs: QuerySet, fields: tuple[str, ...], batch: int) -> Iterator[tuple[An
     wrapped = conn.make_debug_cursor(cursor) if conn.queries_logged else conn.make_cursor(cursor)
     with wrapped:
         wrapped.execute(sql, params)
-        yield from cursor
+        yield from wrapped  # its iteration turns a FETCH's errors into Django's, as the ORM's does

@@ -203,6 +203,8 @@ def record_sync(cluster_pk: int, *, previous_basis: Any, new_basis: Any, changes
         with transaction.atomic(), codec.no_cycle_collection():
             current = _valid(cluster_pk, previous_basis, check_count=False)
             if model is not None and not current:
+                # Every chunk from the model: a bucket index kept from before followed none of it.
+                _buckets.pop(cluster_pk, None)
                 ModelChunk.objects.filter(cluster_id=cluster_pk).delete()
                 _write(cluster_pk, _from_model(model, None), {})
                 done = "full"
@@ -220,5 +222,6 @@ def record_sync(cluster_pk: int, *, previous_basis: Any, new_basis: Any, changes
             return done
     except Exception:  # the objects and findings stand; the next process parses instead
         log.exception("storing the model of cluster %s failed", cluster_pk)
+        _buckets.pop(cluster_pk, None)  # it may have followed a change the chunks did not
         ModelChunk.objects.filter(cluster_id=cluster_pk, kind=MARKER).delete()
         return "stale"

@@ -105,6 +105,8 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: 
     if model is None:
         model = load_model(cluster)
     state = _state(cluster, model, change) if not prom else None
+    if state is not None and _namesakes(state, model):
+        state = None  # which namesake a patched state keeps follows the changes' order: built afresh
     keep = not prom and next_sync_follows()  # for the next sync's diagnosis to patch
     if state is None:
         state = ClusterState.from_records(model.all(), prom or {})
@@ -118,8 +120,7 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: 
     scope = None
     # Two claims or pods under one name (a hand-made file): the state holds one of them, and
     # which one may move with any change, so the scope cannot follow it: diagnosed whole.
-    namesakes = (len(state.claims) != len(model.records.get("ResourceClaim", ()))
-                 or len(state.pods) != len(model.records.get("Pod", ())))
+    namesakes = _namesakes(state, model)
     # A snapshot's clock is its newest timestamp: when the change moved it, every age moved.
     if (change is not None and not prom and not namesakes
             and not (cluster.source_kind == SourceKind.SNAPSHOT and newest != change.newest_before)):
@@ -150,6 +151,12 @@ def diagnose_cluster(cluster: Cluster, prom: dict[str, str] | None = None, now: 
     findings = diagnose(state, when, thresholds())
     findings.uid_of = _state_uids(state, findings)
     return findings, when
+
+
+def _namesakes(state: ClusterState, model: ClusterModel) -> bool:
+    """Do two claims or pods share a namespace/name (the state, keyed by name, holds fewer)?"""
+    return (len(state.claims) != len(model.records.get("ResourceClaim", ()))
+            or len(state.pods) != len(model.records.get("Pod", ())))
 
 
 # Kinds whose stored objects the diagnosis state holds every one of: a ref of these kinds not in

@@ -15,8 +15,8 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from django.db import connections
 from django.core.exceptions import EmptyResultSet
+from django.db import connections
 from django.db.models import QuerySet
 
 _names = itertools.count()

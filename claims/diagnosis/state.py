@@ -102,13 +102,17 @@ class ClusterState:
             kinds.add(r.kind)
             # The many first (pods, claims, Events): each record meets fewer checks.
             if isinstance(r, Pod):
-                pods[(r.namespace or "", r.name)] = r
+                key = (r.namespace or "", r.name)
+                if key not in pods or _held_over(pods[key], r):
+                    pods[key] = r
                 if r.namespace == "kube-system":
                     comp = _component(r)
                     if comp is not None:
                         components[comp.component] = comp
             elif isinstance(r, ResourceClaim):
-                claims[(r.namespace, r.name)] = r
+                key = (r.namespace, r.name)
+                if key not in claims or _held_over(claims[key], r):
+                    claims[key] = r
             elif isinstance(r, Event):
                 events.append(r)
             elif isinstance(r, Node):
@@ -580,6 +584,13 @@ class ClusterState:
     def template_requests(self, namespace: str, name: str) -> tuple[DeviceRequest, ...] | None:
         t = self.templates.get((namespace, name))
         return t.requests if t is not None else None
+
+
+def _held_over(held: rec.KubeRecord, other: rec.KubeRecord) -> bool:
+    """Of two claims or pods under one namespace/name (only a hand-made file holds them), the
+    one a state keeps: the greater uid, whatever order the records come in (a worker's model, the
+    stored chunks and the database each give their own)."""
+    return other.uid >= held.uid
 
 
 def _moved(index: dict[str, set[tuple[str, str]]], moves: Iterable[tuple[Any, Any, Any]]) -> dict[str, set[tuple[str, str]]]:

@@ -15,6 +15,7 @@ from typing import Any
 from claims.diagnosis.context import Context, claim_ref, earliest, minutes, node_ref, pod_ref, slice_ref
 from claims.diagnosis.feasibility import ClaimFeasibility, blocking_taints, device_taints, rule_selects
 from claims.diagnosis.known_issues import issues_for, load_known_issues
+from claims.diagnosis.state import devices_by_uuid
 from claims.diagnosis.verdicts import Verdict, renders
 from inventory.cel import SelectorError, evaluate_device
 from inventory.kube import GPU_DRIVER, GPU_MEMORY_LABEL, PRODUCT_LABEL, ObjectRef, parse_version
@@ -480,8 +481,7 @@ def rule_overlapping_devices(ctx: Context) -> Iterator[Verdict]:
     state = ctx.state
     devices = ctx.each_device()
     # A parent is on its child's node, so a scope (whole nodes) holds both: its own devices do.
-    by_uuid = state.devices_by_uuid if ctx.scope is None else {
-        (d.driver, d.node_name, d.uuid): d for d in devices if d.uuid}
+    by_uuid = state.devices_by_uuid if ctx.scope is None else devices_by_uuid(devices)
     clashes: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
     for child in devices:
         if not child.parent_uuid:

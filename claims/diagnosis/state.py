@@ -186,7 +186,7 @@ class ClusterState:
     @cached_property
     def devices_by_uuid(self) -> dict[tuple[str, str | None, str], Device]:
         """(driver, node, uuid) -> device, for the devices that publish a uuid."""
-        return {(d.driver, d.node_name, d.uuid): d for d in self.devices.values() if d.uuid}
+        return devices_by_uuid(self.devices.values())
 
     @cached_property
     def pods_by_node(self) -> dict[str, set[tuple[str, str]]]:
@@ -584,6 +584,12 @@ class ClusterState:
     def template_requests(self, namespace: str, name: str) -> tuple[DeviceRequest, ...] | None:
         t = self.templates.get((namespace, name))
         return t.requests if t is not None else None
+
+
+def devices_by_uuid(devices: Iterable[Device]) -> dict[tuple[str, str | None, str], Device]:
+    """(driver, node, uuid) -> device, for those of ``devices`` that publish a uuid (the last
+    of a repeated uuid wins)."""
+    return {(d.driver, d.node_name, d.uuid): d for d in devices if d.uuid}
 
 
 def _held_over(held: rec.KubeRecord, other: rec.KubeRecord) -> bool:

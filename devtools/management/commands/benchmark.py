@@ -97,7 +97,7 @@ class Command(BaseCommand):
         # Pages are timed without collectstatic's manifest (STORAGES below): no folder to warn about.
         warnings.filterwarnings("ignore", "No directory at", UserWarning)
         self.repeat = max(1, opts["repeat"])
-        for k, v in bench.environment().items():
+        for k, v in bench.environment(bench.compile_project()).items():
             self.stdout.write(f"{k}={v}")
         from django.contrib.auth import get_user_model
 

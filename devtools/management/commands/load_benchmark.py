@@ -114,7 +114,7 @@ class Command(BaseCommand):
             if importlib.util.find_spec(module) is None:
                 raise CommandError(f"{module} is not installed: pip install -r requirements-dev.txt")
         api_users = max(1, users // 5)
-        for k, v in bench.environment().items():
+        for k, v in bench.environment(bench.compile_project()).items():
             self.line(f"{k}={v}")
         tmp = Path(tempfile.mkdtemp(prefix="claimscope-load-"))
         try:

@@ -105,6 +105,9 @@ class DeviceChanges:
     delete: list[int]  # device pks
     conflicts: tuple[PoolConflict, ...] = ()
     incomplete: frozenset[int] = frozenset()  # slices not stored with all their devices
+    # Wanted devices a slice of a newer generation holds: (key, device pk, holder slice pk, row).
+    # Ignored while the holder lasts; ``take_over`` decides them once the read shows it gone.
+    older: tuple[tuple[Key, int, int, Row], ...] = ()
 
 
 def device_changes(wanted: Mapping[Key, tuple[int, Row]], stored: Mapping[Key, int],
@@ -116,19 +119,22 @@ def device_changes(wanted: Mapping[Key, tuple[int, Row]], stored: Mapping[Key, i
     generation, of the changed slices and of those holders. Devices keep their pks (metrics and
     allocations stay): a stored one is updated, one no longer published deleted. Of a device
     held elsewhere, only the newest generation publishes: a re-created slice (new name, higher
-    generation) takes it over, an older one is ignored, the same generation is a conflict of
-    that pool alone."""
+    generation) takes it over, an older one waits while the holder lasts (``older``), the same
+    generation is a conflict of that pool alone."""
     create: list[Row] = []
     update: list[tuple[int, Row]] = []
     left = dict(stored)
     conflicts: list[PoolConflict] = []
     incomplete: set[int] = set()
+    older: list[tuple[Key, int, int, Row]] = []
     for key, (slice_pk, row) in wanted.items():
         if key in elsewhere:
             device_pk, holder = elsewhere[key]
             if generation.get(slice_pk, 0) > generation.get(holder, 0):
                 update.append((device_pk, row))
-            elif generation.get(slice_pk, 0) == generation.get(holder, 0):
+            elif generation.get(slice_pk, 0) < generation.get(holder, 0):
+                older.append((key, device_pk, holder, row))
+            else:
                 conflicts.append(PoolConflict(key[:2], f"device {'/'.join(key)} is also published by another slice of pool generation {generation.get(slice_pk, 0)}; kept the first"))
                 incomplete.add(slice_pk)
             continue
@@ -137,7 +143,44 @@ def device_changes(wanted: Mapping[Key, tuple[int, Row]], stored: Mapping[Key, i
             create.append(row)
         else:
             update.append((pk, row))
-    return DeviceChanges(create, update, list(left.values()), tuple(conflicts), frozenset(incomplete))
+    return DeviceChanges(create, update, list(left.values()), tuple(conflicts), frozenset(incomplete), tuple(older))
+
+
+@dataclass(frozen=True)
+class TakeOver:
+    update: list[tuple[int, Row]]  # (device pk, row): the device moves to the row's slice_id
+    create: list[Row]  # devices whose holder no longer had them
+    conflicts: tuple[PoolConflict, ...] = ()
+    incomplete: frozenset[int] = frozenset()
+
+
+def take_over(older: Iterable[tuple[Key, int, int, Row]], gone: Set[int], generation: Mapping[int, int],
+              devices: Set[int]) -> TakeOver:
+    """The ``older`` devices (``DeviceChanges.older``, of slice pk -> pool ``generation``) whose
+    holder slice is ``gone`` from a complete read: the pool's newest slice is then theirs, so
+    they publish, as the scheduler would see the pool after the holder's deletion. Of one key
+    offered twice the newer generation wins, the same generation is a conflict of that pool.
+    ``devices``: pks of the holders' devices still stored (a holder may have dropped one)."""
+    best: dict[Key, tuple[int, Row]] = {}
+    conflicts: list[PoolConflict] = []
+    incomplete: set[int] = set()
+    for key, device_pk, holder, row in older:
+        if holder not in gone:
+            continue
+        have = best.get(key)
+        gen = generation.get(row["slice_id"], 0)
+        if have is not None:
+            had = generation.get(have[1]["slice_id"], 0)
+            if had > gen:
+                continue
+            if had == gen:
+                conflicts.append(PoolConflict(key[:2], f"device {'/'.join(key)} published twice in pool generation {gen}; kept the first"))
+                incomplete.add(row["slice_id"])
+                continue
+        best[key] = (device_pk, row)
+    update = [(pk, row) for pk, row in best.values() if pk in devices]
+    create = [row for pk, row in best.values() if pk not in devices]
+    return TakeOver(update, create, tuple(conflicts), frozenset(incomplete))
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,10 @@ def _read_again(model: type, pks: set[int]) -> None:
     update_rows(model, ["resource_version"], [(pk, {"resource_version": ""}) for pk in sorted(pks)])
 
 
+def _device(row: dict[str, Any]) -> str:
+    return f"device {row.get('driver', '?')}/{row.get('pool', '?')}/{row.get('name', '?')}"
+
+
 def _chunks(items: list[Any], size: int = 400):
     # SQLite caps the parameters of one statement (999 before 3.32): two lists of 400 fit.
     for i in range(0, len(items), size):
@@ -214,6 +218,10 @@ class Reconcile:
         self.writer = Writer(later, self.errors)  # rows refused by the database are reported in errors
         self.had_devices: bool | None = None  # the cluster held devices when the sync began
         self.pools_written: set[tuple[str, str]] = set()  # (driver, pool) of devices written
+        # Devices of changed slices a newer slice holds (``decide.DeviceChanges.older``), with
+        # the generation of each slice involved: theirs once a complete read shows the holder gone.
+        self.older: list[tuple[tuple[str, str, str], int, int, dict[str, Any]]] = []
+        self.older_generation: dict[int, int] = {}
         # (uid, record, newest timestamp) of every object decoded: what the cluster model
         # takes from this read (``inventory.model``); timestamps only for snapshots.
         self.decoded: list[tuple[str, Any, str | None]] = []
@@ -536,13 +544,13 @@ class Reconcile:
             generation.update(ResourceSlice.objects.filter(pk__in=chunk).values_list("pk", "pool_generation"))
         plan = decide.device_changes(wanted, stored, elsewhere, generation)
         self._pool_conflicts(plan.conflicts)
+        if plan.older:
+            self.older.extend(plan.older)
+            self.older_generation.update(generation)
         incomplete = set(found.incomplete | plan.incomplete)  # stored without one of their devices: _read_again
         self.writer.delete(Device, plan.delete)
 
-        def device(row: dict[str, Any]) -> str:
-            return f"device {row.get('driver', '?')}/{row.get('pool', '?')}/{row.get('name', '?')}"
-
-        failed = self.writer.store(Device, plan.update, lambda pr: device(pr[1]), update=rows.DEVICE_FIELDS)  # slice_id among them
+        failed = self.writer.store(Device, plan.update, lambda pr: _device(pr[1]), update=rows.DEVICE_FIELDS)  # slice_id among them
         incomplete.update(plan.update[n][1]["slice_id"] for n in failed)
         counts.seen += len(wanted)
         counts.updated += len(plan.update) - len(failed)
@@ -558,7 +566,7 @@ class Reconcile:
                 self._inexact.add("ResourceSlice")
             _read_again(ResourceSlice, incomplete)
 
-        self.writer.store_later(Device, plan.create, device, stored_new)
+        self.writer.store_later(Device, plan.create, _device, stored_new)
 
     def _pool_conflicts(self, conflicts: tuple[decide.PoolConflict, ...]) -> None:
         for c in conflicts:
@@ -697,11 +705,40 @@ class Reconcile:
                     kept.update(pk for pk, drv, pool in ResourceSlice.objects.filter(pk__in=chunk).values_list("pk", "driver", "pool")
                                 if (drv, pool) in self.pool_conflicts)
                 gone = [pk for pk in gone if pk not in kept]
+            if kind == "ResourceSlice" and self.older:
+                self._take_over(set(gone))
             self.writer.delete(st.model, gone)
             for pk in gone:
                 stored.pop(gone_uids[pk], None)
             st.counts.deleted += len(gone)
             self.changes.add("deleted", kind, (gone_uids[pk] for pk in gone))
+
+    def _take_over(self, gone: set[int]) -> None:
+        """Give the devices a newer slice held to the changed slices that published them too,
+        now that the holder is about to be deleted (a driver that re-created its pool with a
+        lower generation): before its delete takes the devices with it."""
+        lost = self.writer.refused("ResourceSlice")
+        older = [o for o in self.older if o[3]["slice_id"] not in lost]
+        holders = sorted({o[1] for o in older if o[2] in gone})
+        have: set[int] = set()
+        for chunk in _chunks(holders):
+            have.update(Device.objects.filter(pk__in=chunk).values_list("pk", flat=True))
+        plan = decide.take_over(older, gone, self.older_generation, have)
+        self._pool_conflicts(plan.conflicts)
+
+        failed_update = self.writer.store(Device, plan.update, lambda pr: _device(pr[1]), update=rows.DEVICE_FIELDS)
+        failed_create = self.writer.store(Device, plan.create, _device)
+        incomplete = set(plan.incomplete)
+        incomplete.update(plan.update[n][1]["slice_id"] for n in failed_update)
+        incomplete.update(plan.create[n]["slice_id"] for n in failed_create)
+        counts = self.counts["Device"]
+        counts.updated += len(plan.update) - len(failed_update)
+        counts.created += len(plan.create) - len(failed_create)
+        if plan.update or plan.create:
+            self.devices_moved = True
+        if incomplete:
+            self._inexact.add("ResourceSlice")
+            _read_again(ResourceSlice, incomplete)
 
     def finish(self, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:
         for kind in [*TYPED_MODELS, *sorted(k for k in self.buffers if k not in TYPED_MODELS)]:

@@ -88,3 +88,59 @@ def test_a_conflict_in_one_pool_does_not_block_deletions_elsewhere(tmp_path, syn
     assert not ResourceSlice.objects.filter(cluster=cluster, uid=other_pool["metadata"]["uid"]).exists()
     assert ResourceSlice.objects.filter(cluster=cluster, uid=gpu["metadata"]["uid"]).exists()
     assert DeviceClass.objects.filter(cluster=cluster).count() == classes_before
+
+
+def _devices(cluster):
+    from inventory.models import Device
+
+    return sorted(Device.objects.filter(cluster=cluster).values_list("driver", "pool", "name", "slice__uid", "uuid"))
+
+
+@pytest.mark.parametrize("step", [-1, -2])
+def test_a_pool_recreated_at_a_lower_generation_keeps_its_devices(tmp_path, synced, sync_snapshot, step):
+    """The old slices gone and new ones of a lower generation (the driver's pool restarted
+    its count): in the pool the scheduler now sees, the new slices are the newest; their
+    devices are the pool's, not lost with the old slices' deletion."""
+    from inventory.models import Device, SyncStatus
+
+    cluster, objs, _ = synced
+    keys_before = {d[:3] for d in _devices(cluster)}
+    pks_before = {(dr, po, na): pk for dr, po, na, pk in Device.objects.filter(cluster=cluster).values_list("driver", "pool", "name", "pk")}
+    new = _recreated(objs, "lo")
+    for o in new:
+        if o["kind"] == "ResourceSlice":
+            o["spec"]["pool"]["generation"] += step - 1  # one below (or two below) the old one
+    run = sync_snapshot(write_list(tmp_path / "lower.json", new), "pools")
+    assert run.status == SyncStatus.OK, run.errors
+    new_uids = {o["metadata"]["uid"] for o in new if o["kind"] == "ResourceSlice"}
+    assert {d[3] for d in _devices(cluster)} == new_uids
+    # Taken over in place: the same rows, so metrics and allocations keep their links.
+    assert {(dr, po, na): pk for dr, po, na, pk in Device.objects.filter(cluster=cluster).values_list("driver", "pool", "name", "pk")} == pks_before
+
+    # And back to the first objects: the same devices as a fresh cluster synced from them.
+    run = sync_snapshot(write_list(tmp_path / "back.json", objs), "pools")
+    assert run.status == SyncStatus.OK, run.errors
+    run = sync_snapshot(write_list(tmp_path / "fresh.json", objs), "fresh-pools")
+    from inventory.models import Cluster
+
+    fresh = Cluster.objects.get(name="fresh-pools")
+    assert _devices(cluster) == _devices(fresh)
+    assert {d[:3] for d in _devices(cluster)} == keys_before
+
+
+def test_a_partial_read_leaves_the_devices_with_the_slices_it_keeps(tmp_path, synced, sync_snapshot):
+    """A read with errors deletes nothing: the old slices stay and so do their devices."""
+    from inventory.models import SyncStatus
+
+    cluster, objs, _ = synced
+    before = _devices(cluster)
+    new = _recreated(objs, "lo")
+    for o in new:
+        if o["kind"] == "ResourceSlice":
+            o["spec"]["pool"]["generation"] -= 2
+    (tmp_path / "read").mkdir()
+    write_list(tmp_path / "read" / "a.json", new)
+    (tmp_path / "read" / "b.yaml").write_text("kind: [unclosed\n")
+    run = sync_snapshot(tmp_path / "read", "pools")
+    assert run.status == SyncStatus.PARTIAL
+    assert _devices(cluster) == before

@@ -104,11 +104,30 @@ def test_a_re_created_slice_of_a_higher_generation_takes_the_devices_over():
     assert plan.create == [] and plan.delete == [] and plan.conflicts == ()
 
 
-def test_a_slice_of_an_older_generation_is_ignored():
+def test_a_slice_of_an_older_generation_waits_while_its_holder_lasts():
     wanted = _wanted((9, _slice("stale", "node-a", 1, "gpu-0"))).rows
     plan = decide.device_changes(wanted, {}, {(GPU, "node-a", "gpu-0"): (100, 4)}, {9: 1, 4: 2})
     assert plan.create == [] and plan.update == [] and plan.delete == []
     assert plan.conflicts == () and plan.incomplete == frozenset()
+    assert [(k, pk, holder, row["slice_id"]) for k, pk, holder, row in plan.older] == [((GPU, "node-a", "gpu-0"), 100, 4, 9)]
+    # The holder stays (seen in the read): nothing moves.
+    assert decide.take_over(plan.older, set(), {9: 1, 4: 2}, {100}).update == []
+    # The holder is gone from a complete read: the older slice is now the pool's newest.
+    taken = decide.take_over(plan.older, {4}, {9: 1, 4: 2}, {100})
+    assert [(pk, row["slice_id"]) for pk, row in taken.update] == [(100, 9)] and taken.create == []
+    # The holder had dropped that device in the same read: it is created for the new slice.
+    taken = decide.take_over(plan.older, {4}, {9: 1, 4: 2}, set())
+    assert taken.update == [] and [r["slice_id"] for r in taken.create] == [9]
+
+
+def test_of_two_waiting_slices_the_newer_takes_the_device_and_a_tie_is_a_conflict():
+    key = (GPU, "node-a", "gpu-0")
+    older = [(key, 100, 4, {"slice_id": 9}), (key, 100, 4, {"slice_id": 10})]
+    taken = decide.take_over(older, {4}, {4: 5, 9: 1, 10: 3}, {100})
+    assert [(pk, row["slice_id"]) for pk, row in taken.update] == [(100, 10)] and taken.conflicts == ()
+    taken = decide.take_over(older, {4}, {4: 5, 9: 3, 10: 3}, {100})
+    assert [row["slice_id"] for _, row in taken.update] == [9]
+    assert [c.pool for c in taken.conflicts] == [(GPU, "node-a")] and taken.incomplete == {10}
 
 
 def test_the_same_generation_as_the_holder_is_a_conflict_of_that_pool_only():

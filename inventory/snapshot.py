@@ -380,32 +380,45 @@ def load_path(path: str | Path) -> SnapshotLoad:
     return out
 
 
-def newest_timestamp(objects: list[dict[str, Any]]) -> str | None:
-    """The latest RFC 3339 timestamp anywhere in the objects (the snapshot's moment).
+# The fields the API server (or a kubelet, a controller) sets to a moment: a snapshot's clock
+# comes from these alone, not from any string that looks like a time (an annotation, a label
+# or a device attribute is free text a user writes: "9999-12-31T23:59:59Z" must not move it).
+TIME_FIELDS = frozenset({
+    "creationTimestamp", "deletionTimestamp", "firstTimestamp", "lastTimestamp", "eventTime",
+    "lastObservedTime", "lastTransitionTime", "lastHeartbeatTime", "lastProbeTime", "lastUpdateTime",
+    "startTime", "startedAt", "finishedAt", "completionTime", "allocationTimestamp", "timeAdded",
+    "lastScheduleTime", "renewTime", "acquireTime",
+})  # fmt: skip
 
-    Scans every string value that looks like ``YYYY-MM-DDTHH:MM:SS...Z``; returns it as found.
-    """
+
+def _is_time(v: Any) -> bool:
+    return isinstance(v, str) and len(v) >= 20 and v[4] == "-" and v[10] == "T" and v.endswith("Z")
+
+
+def newest_timestamp(objects: list[dict[str, Any]]) -> str | None:
+    """The latest RFC 3339 ``YYYY-MM-DDTHH:MM:SS...Z`` value of a time field (``TIME_FIELDS``)
+    anywhere in the objects (the snapshot's moment); returned as found."""
     best: str | None = None
     stack: list[Any] = list(objects)
     while stack:
         v = stack.pop()
         if isinstance(v, dict):
-            stack.extend(v.values())
+            for k, x in v.items():
+                if isinstance(x, (dict, list)):
+                    stack.append(x)
+                elif k in TIME_FIELDS and _is_time(x) and (best is None or x[:19] > best[:19]):
+                    best = x  # compared on the second-resolution prefix; fractions sort fine too
         elif isinstance(v, list):
-            stack.extend(v)
-        elif isinstance(v, str) and len(v) >= 20 and v[4] == "-" and v[10] == "T" and v.endswith("Z"):
-            # Compare on the second-resolution prefix; fractional parts sort fine too.
-            if best is None or v[:19] > best[:19]:
-                best = v
+            stack.extend(x for x in v if isinstance(x, (dict, list)))
     return best
 
 
-_TIMESTAMP = re.compile(r'"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[^"\\]*Z)"')
+_TIMESTAMP = re.compile(r'"(?:%s)":\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[^"\\]*Z)"' % "|".join(sorted(TIME_FIELDS)))
 
 
 def newest_timestamp_in_text(text: str, newest: str | None = None) -> str | None:
     """``newest_timestamp`` over one object's JSON text (a regular expression, not a walk of
-    the decoded object): the later of ``newest`` and every RFC 3339 ``...Z`` string in it."""
+    the decoded object): the later of ``newest`` and every time field's ``...Z`` value in it."""
     for m in _TIMESTAMP.finditer(text):
         v = m.group(1)
         if newest is None or v[:19] > newest[:19]:

@@ -31,5 +31,22 @@ def test_most_case_snapshots_carry_a_timestamp():
 
 
 def test_strings_that_only_look_like_timestamps_in_part_are_not_taken():
-    text = json.dumps({"a": "note 2099-01-01T00:00:00Z", "b": "2026-01-02T03:04:05Z", "c": "2098-01-01T00:00:00"})
-    assert newest_timestamp_in_text(text) == "2026-01-02T03:04:05Z"
+    obj = {"lastTimestamp": "note 2099-01-01T00:00:00Z", "eventTime": "2026-01-02T03:04:05Z", "firstTimestamp": "2098-01-01T00:00:00"}
+    assert newest_timestamp_in_text(json.dumps(obj)) == "2026-01-02T03:04:05Z"
+    assert newest_timestamp([obj]) == "2026-01-02T03:04:05Z"
+
+
+def test_a_time_written_in_an_annotation_label_or_attribute_does_not_move_the_clock():
+    """Free text a user writes is not a moment of the cluster's: only time fields count."""
+    obj = {
+        "kind": "Pod",
+        "metadata": {"creationTimestamp": "2026-01-02T03:04:05Z",
+                     "annotations": {"example.com/expires": "9999-12-31T23:59:59Z"},
+                     "labels": {"when": "2999-01-01T00:00:00Z"}},
+        "spec": {"devices": [{"attributes": {"built": {"string": "2998-01-01T00:00:00Z"}}}],
+                 "args": ["2997-01-01T00:00:00Z"]},
+        "status": {"conditions": [{"type": "Ready", "lastTransitionTime": "2026-01-02T04:00:00Z"}]},
+    }  # fmt: skip
+    assert newest_timestamp([obj]) == "2026-01-02T04:00:00Z"
+    for text in (json.dumps(obj), json.dumps(obj, separators=(",", ":"))):
+        assert newest_timestamp_in_text(text) == "2026-01-02T04:00:00Z"

@@ -93,6 +93,8 @@ class SnapshotLoad:
     ``errors``: one message per malformed document (file and reason); loading goes on.
     ``files``: the files read, in order.
     ``first_seen``: (kind, uid) -> the file that held it first (duplicates are reported).
+    ``listed``: the item kinds of typed Lists read (``ResourceClaimList`` -> ``ResourceClaim``),
+    empty ones included: such a List says the kind was listed whole, even with no items.
     """
 
     objects: list[dict[str, Any]] = field(default_factory=list)
@@ -101,6 +103,7 @@ class SnapshotLoad:
     errors: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     first_seen: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
+    listed: set[str] = field(default_factory=set)
 
     def kinds(self) -> Counter[str]:
         return Counter(str(o.get("kind")) for o in self.objects)
@@ -118,6 +121,8 @@ def _unroll(doc: Any, where: str, out: SnapshotLoad, checked: bool = True,
         return
     kind = doc.get("kind")
     if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
+        if kind != "List":
+            out.listed.add(kind[: -len("List")])
         for i, item in enumerate(doc["items"]):
             size = sizes[i] if sizes is not None and i < len(sizes) else 0
             if size > jsonlist.MAX_OBJECT_BYTES:
@@ -170,6 +175,8 @@ def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem 
     # (``ResourceSliceList``) names them.
     item_kind = doc.kind[: -len("List")] if doc.kind.endswith("List") and doc.kind != "List" else ""
     item_version = doc.api_version if item_kind else ""
+    if item_kind:
+        out.listed.add(item_kind)
     run: ItemRun | None = None
     for i, raw in enumerate(doc.items):
         ident = plain_ident(raw, item_version)
@@ -330,7 +337,7 @@ def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem | It
     holds one file's bytes plus what the caller keeps. An object whose (kind, uid) came
     before is a problem and is not yielded again.
     Raises ``SnapshotError`` when the path does not exist, or (once the walk ends)
-    when it held no readable object, scrape or range file at all.
+    when it held no readable object, scrape, range file or typed List (even an empty one) at all.
     """
     root = Path(path)
     found = False
@@ -357,7 +364,7 @@ def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem | It
                 continue
             seen[key] = name
             yield item
-    if not found and not out.prom and not out.ranges:
+    if not found and not out.prom and not out.ranges and not out.listed:
         names = ", ".join(Path(f).name for f in out.files[:3]) + (" ..." if len(out.files) > 3 else "")
         reason = "; ".join(out.errors[:3]) or (f"{names} hold no object" if out.files else
                                                "no .yaml, .yml, .json or .prom files")
@@ -413,7 +420,7 @@ def newest_timestamp(objects: list[dict[str, Any]]) -> str | None:
     return best
 
 
-_TIMESTAMP = re.compile(r'"(?:%s)":\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[^"\\]*Z)"' % "|".join(sorted(TIME_FIELDS)))
+_TIMESTAMP = re.compile('"(?:' + "|".join(sorted(TIME_FIELDS)) + r')":\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[^"\\]*Z)"')
 
 
 def newest_timestamp_in_text(text: str, newest: str | None = None) -> str | None:

@@ -81,11 +81,20 @@ class Source(Protocol):
     def read(self) -> ReadResult: ...
 
 
+def _size(path: Path) -> int:
+    """A file's size; 0 for one gone since it was listed (reading it reports that)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 class SnapshotSource:
     """A file or folder written by ``kubectl get ... -o yaml|json`` (plus ``*.prom`` scrapes).
 
-    A kind counts as complete when the snapshot holds at least one object of it: loading a
-    snapshot of only ResourceSlices leaves stored claims alone.
+    A kind counts as complete when the snapshot holds at least one object of it, or a typed
+    List of it (``ResourceClaimList`` with no items: no claims are left): loading a snapshot of
+    only ResourceSlices leaves stored claims alone.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -99,7 +108,7 @@ class SnapshotSource:
             raise SourceError(str(exc)) from exc
         load = SnapshotLoad()
         out = ReadResult(errors=load.errors, prom=load.prom, ranges=load.ranges)
-        out.payload_bytes = sum(p.stat().st_size for p in files)
+        out.payload_bytes = sum(_size(p) for p in files)
         out.stream = self._stream(load, out)
         return out
 
@@ -124,6 +133,7 @@ class SnapshotSource:
                 yield item
         except SnapshotError as exc:
             raise SourceError(str(exc)) from exc
+        out.complete_kinds.update(k for k in load.listed if k in BY_KIND)
 
     @staticmethod
     def _set_up(run: ItemRun, out: ReadResult) -> None:

@@ -1,0 +1,84 @@
+"""A typed List with no items (``kubectl get resourceclaims -A -o json`` once the last claim
+is gone: ``ResourceClaimList`` with ``items: []``) says the kind was listed whole: the stored
+claims it no longer holds are deleted, as a list holding some would delete the rest. An
+untyped ``List`` names no kind and deletes nothing. A file that vanishes between the listing
+of a snapshot folder and its reading is a problem of that file: the run is partial and keeps
+what the last good sync stored."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import VKS_CLAIM
+
+
+def _claims(cluster):
+    from inventory.models import ResourceClaim
+
+    return ResourceClaim.objects.filter(cluster=cluster).count()
+
+
+@pytest.fixture
+def stored(tmp_path, sync_snapshot):
+    from inventory.models import Cluster, SyncStatus
+
+    run = sync_snapshot(VKS_CLAIM, "typed")
+    assert run.status == SyncStatus.OK, run.errors
+    cluster = Cluster.objects.get(name="typed")
+    assert _claims(cluster) >= 1
+    return cluster
+
+
+@pytest.mark.parametrize("form", ["json", "yaml"])
+def test_an_empty_resource_claim_list_deletes_the_stored_claims(tmp_path, stored, sync_snapshot, form):
+    from inventory.models import SyncStatus
+
+    path = tmp_path / f"claims.{form}"
+    if form == "json":
+        path.write_text(json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimList", "metadata": {}, "items": []}))
+    else:
+        path.write_text("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimList\nmetadata: {}\nitems: []\n")
+    run = sync_snapshot(path, "typed")
+    assert run.status == SyncStatus.OK, run.errors
+    assert _claims(stored) == 0
+    assert run.counts["ResourceClaim"]["deleted"] >= 1
+
+
+def test_an_empty_untyped_list_deletes_nothing(tmp_path, stored, sync_snapshot):
+    path = tmp_path / "nothing.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": []}))
+    before = _claims(stored)
+    sync_snapshot(path, "typed")
+    assert _claims(stored) == before
+
+
+def test_an_empty_list_of_a_kind_not_kept_deletes_nothing(tmp_path, stored, sync_snapshot):
+    path = tmp_path / "maps.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "ConfigMapList", "items": []}))
+    before = _claims(stored)
+    sync_snapshot(path, "typed")
+    assert _claims(stored) == before
+
+
+def test_a_file_gone_between_listing_and_reading_is_a_problem_of_that_file(tmp_path, stored, sync_snapshot, monkeypatch):
+    from inventory import snapshot, sources
+    from inventory.models import SyncStatus
+
+    folder = tmp_path / "snap"
+    folder.mkdir()
+    (folder / "empty-claims.json").write_text(json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimList", "items": []}))
+    ghost = folder / "ghost.yaml"
+    listing = snapshot.snapshot_files
+
+    def listed_then_gone(path):
+        return [*listing(path), ghost]  # listed, then removed before it was read
+
+    monkeypatch.setattr(snapshot, "snapshot_files", listed_then_gone)
+    monkeypatch.setattr(sources, "snapshot_files", listed_then_gone)
+    before = _claims(stored)
+    run = sync_snapshot(folder, "typed")
+    assert run.status == SyncStatus.PARTIAL
+    assert any(e.startswith("ghost.yaml: cannot read") for e in run.errors), run.errors
+    assert _claims(stored) == before  # a partial read deletes nothing

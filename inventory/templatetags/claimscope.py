@@ -99,3 +99,16 @@ def pretty_json(value) -> str:
     import json
 
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+@register.simple_tag
+def deviceclass_link(cluster_name: str, name: str, css: str = ""):
+    """A link to a DeviceClass page; the name as plain text when no such page can exist (a
+    claim may name any string: ``nvidia.com/gpu``, a class name no API server accepts)."""
+    from django.urls import NoReverseMatch, reverse
+
+    try:
+        href = reverse("inventory:deviceclass", args=[cluster_name, name])
+    except NoReverseMatch:
+        return format_html('<span class="mono {}" title="not a DeviceClass name">{}</span>', css, name)
+    return format_html('<a class="{}" href="{}">{}</a>', css, href, name)

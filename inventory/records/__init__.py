@@ -166,8 +166,9 @@ def parse_object(obj: Any) -> KubeRecord | None:
 
     Raises ``UnknownAPIVersion`` for a ``resource.k8s.io`` version this code does not know,
     and ``ValueError`` for a ResourceSlice or ResourceClaim the API server could not have
-    served (no driver or pool, a device without a valid name, a claim without a namespace).
-    Other kinds never raise: odd fields read as absent.
+    served (no driver or pool, a device without a valid name, a claim without a namespace, a
+    field holding devices or an allocation of the wrong JSON type). Other kinds never raise:
+    odd fields read as absent.
     """
     if not isinstance(obj, dict):
         return None

@@ -40,6 +40,36 @@ def dicts(v: Any) -> list[dict[str, Any]]:
     return [x for x in v if type(x) is dict or isinstance(x, dict)]
 
 
+_JSON_TYPE = {dict: "a map", list: "a list", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+
+
+def shape_paths(*paths: str) -> tuple[tuple[tuple[str, ...], type], ...]:
+    """``"spec.devices[]"`` (a list of maps) or ``"spec.pool{}"`` (a map), split once for
+    ``shape_problem``. List parents before their children."""
+    return tuple((tuple(p[:-2].split(".")), list if p.endswith("[]") else dict) for p in paths)
+
+
+def shape_problem(obj: dict[str, Any], shapes: tuple[tuple[tuple[str, ...], type], ...]) -> str | None:
+    """The first field of ``shapes`` (``shape_paths``) present with a JSON type no API server
+    would serve there, as text; None when every one is absent, null or of its type. For the
+    fields whose reading as absent would delete what they hold (a slice's devices, a claim's
+    allocation): such an object is a problem of the read, not an empty one."""
+    for path, want in shapes:
+        v: Any = obj
+        for part in path:
+            v = v.get(part) if isinstance(v, dict) else None
+            if v is None:
+                break
+        if v is None:
+            continue
+        where = ".".join(path)
+        if not isinstance(v, want):
+            return f"{where} is {_JSON_TYPE.get(type(v), 'a ' + type(v).__name__)}, not {_JSON_TYPE[want]}"
+        if want is list and not all(isinstance(x, dict) for x in v):
+            return f"{where} holds an item that is not a map"
+    return None
+
+
 def text(v: Any) -> str | None:
     """A string field; a scalar of another type as its text; None when absent or a container."""
     if type(v) is str:

@@ -42,6 +42,8 @@ from .base import (
     make,
     meta_fields,
     node_selector_terms,
+    shape_paths,
+    shape_problem,
     strings,
     taints,
     text,
@@ -273,11 +275,22 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else (None if v is None else str(v))
 
 
+_SLICE_SHAPES = shape_paths("spec{}", "spec.pool{}", "spec.devices[]", "spec.sharedCounters[]", "spec.nodeSelector{}")
+_CLAIM_SHAPES = shape_paths(
+    "spec{}", "spec.devices{}", "spec.devices.requests[]", "spec.devices.constraints[]", "spec.devices.config[]",
+    "status{}", "status.allocation{}", "status.allocation.devices{}", "status.allocation.devices.results[]",
+    "status.reservedFor[]", "status.devices[]",
+)
+
+
 def parse_resource_slice(obj: dict[str, Any]) -> ResourceSlice:
     """Parse a v1 ResourceSlice. Raises ``ValueError`` when ``spec.driver`` or pool is missing,
-    or a device has no name, a name that is not a DNS label, or attributes/capacity that are
-    not maps (what the API server would have refused)."""
+    a field that holds devices is of the wrong JSON type, or a device has no name, a name that
+    is not a DNS label, or attributes/capacity that are not maps (what the API server would
+    have refused)."""
     meta = as_map(obj.get("metadata"))
+    if (problem := shape_problem(obj, _SLICE_SHAPES)) is not None:
+        raise ValueError(f"ResourceSlice {meta.get('name')!r}: {problem}")
     spec = as_map(obj.get("spec"))
     driver = spec.get("driver")
     pool = as_map(spec.get("pool"))
@@ -704,10 +717,13 @@ def _allocation_nodes(alloc: dict[str, Any]) -> tuple[tuple[str, ...], str | Non
 
 
 def parse_resource_claim(obj: dict[str, Any]) -> ResourceClaim:
-    """Parse a v1 ResourceClaim. Raises ``ValueError`` without a name or namespace."""
+    """Parse a v1 ResourceClaim. Raises ``ValueError`` without a name or namespace, or when a
+    field of its requests or allocation is of the wrong JSON type."""
     meta = as_map(obj.get("metadata"))
     if not isinstance(meta.get("name"), str) or not isinstance(meta.get("namespace"), str):
         raise ValueError("ResourceClaim without metadata.name or metadata.namespace")
+    if (problem := shape_problem(obj, _CLAIM_SHAPES)) is not None:
+        raise ValueError(f"ResourceClaim {meta['namespace']}/{meta['name']}: {problem}")
     devices = as_map(as_map(obj.get("spec")).get("devices"))
     status = as_map(obj.get("status"))
     alloc = status.get("allocation") if isinstance(status.get("allocation"), dict) else None

@@ -238,6 +238,8 @@ def _slots(checks: Sequence[RequestCheck], pick: Mapping[str, Sequence[DeviceKey
             if not devs:
                 return None
             slots.extend([devs] * len(devs))
+        elif rc.count > len(devs):
+            return None  # each slot needs its own device: more asked for than there are
         else:
             slots.extend([devs] * rc.count)
     return slots

@@ -79,13 +79,19 @@ def text(v: Any) -> str | None:
     return v if isinstance(v, str) else str(v)
 
 
+INT64 = 2**63 - 1  # the widest integer a Kubernetes API field holds (Go int64)
+
+
 def to_int(v: Any, default: int = 0) -> int:
+    """An integer field; ``default`` when absent, not a number, or wider than int64 (no API
+    server serves one; kept, it would not encode into the stored model or a column)."""
     if isinstance(v, bool):
         return default
     try:
-        return int(v)
-    except (TypeError, ValueError):
+        n = int(v)
+    except (TypeError, ValueError, OverflowError):
         return default
+    return n if -INT64 - 1 <= n <= INT64 else default
 
 
 def str_map(v: Any) -> dict[str, str]:

@@ -29,11 +29,13 @@ from functools import lru_cache
 from typing import Any, ClassVar, NamedTuple
 
 from .base import (
+    INT64,
     Condition,
     KubeRecord,
     Taint,
     Toleration,
     annotations,
+    as_list,
     as_map,
     cel_expressions,
     conditions,
@@ -716,13 +718,26 @@ def _allocation_nodes(alloc: dict[str, Any]) -> tuple[tuple[str, ...], str | Non
     return tuple(nodes), single
 
 
+def _count_problem(obj: dict[str, Any]) -> str | None:
+    """A request ``count`` no API server serves (not above zero, or wider than int64), which
+    read as the default would change what the claim asks for."""
+    for i, req in enumerate(dicts(as_map(as_map(obj.get("spec")).get("devices")).get("requests"))):
+        bodies = [req.get("exactly"), *as_list(req.get("firstAvailable"))] if "exactly" in req or "firstAvailable" in req else [req]
+        for body in bodies:
+            n = body.get("count") if isinstance(body, dict) else None
+            if isinstance(n, int) and not isinstance(n, bool) and not 0 < n <= INT64:
+                shown = str(n) if len(str(n)) <= 24 else f"{str(n)[:12]}... ({len(str(n))} digits)"
+                return f"spec.devices.requests[{i}] count {shown} is not a device count an API server accepts (1 to 2^63-1)"
+    return None
+
+
 def parse_resource_claim(obj: dict[str, Any]) -> ResourceClaim:
     """Parse a v1 ResourceClaim. Raises ``ValueError`` without a name or namespace, or when a
     field of its requests or allocation is of the wrong JSON type."""
     meta = as_map(obj.get("metadata"))
     if not isinstance(meta.get("name"), str) or not isinstance(meta.get("namespace"), str):
         raise ValueError("ResourceClaim without metadata.name or metadata.namespace")
-    if (problem := shape_problem(obj, _CLAIM_SHAPES)) is not None:
+    if (problem := shape_problem(obj, _CLAIM_SHAPES) or _count_problem(obj)) is not None:
         raise ValueError(f"ResourceClaim {meta['namespace']}/{meta['name']}: {problem}")
     devices = as_map(as_map(obj.get("spec")).get("devices"))
     status = as_map(obj.get("status"))

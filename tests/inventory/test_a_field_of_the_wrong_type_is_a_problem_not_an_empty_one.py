@@ -79,3 +79,45 @@ def test_a_claim_with_an_allocation_of_the_wrong_type_keeps_its_stored_allocatio
     assert run.status == SyncStatus.PARTIAL
     assert any(claim["metadata"]["name"] in e and "status.allocation.devices" in e for e in run.errors), run.errors
     assert sorted(AllocationResult.objects.filter(cluster=cluster).values_list("claim__uid", "device_name")) == before
+
+
+def _with_count(objs, n):
+    out = copy.deepcopy(objs)
+    pending = next(o for o in out if o["kind"] == "ResourceClaim" and not (o.get("status") or {}).get("allocation"))
+    for r in pending["spec"]["devices"]["requests"]:
+        body = r.get("exactly", r)
+        body["allocationMode"] = "ExactCount"
+        body["count"] = n
+    return out, pending
+
+
+MIG_CASE = "constraint-unsatisfiable-parentuuid/snapshot/cluster.yaml"
+
+
+def test_a_request_count_wider_than_int64_is_a_problem_of_that_claim_alone(tmp_path, sync_snapshot):
+    """10^30 devices: no API server serves it. The claim is named, the others are stored."""
+    from inventory.models import Cluster, ResourceClaim, SyncStatus
+    from tests.conftest import CASES
+
+    objs, claim = _with_count(load_path(CASES / MIG_CASE).objects, 10**30)
+    run = sync_snapshot(write_list(tmp_path / "huge.json", objs), "huge")
+    assert run.status == SyncStatus.PARTIAL
+    name = f"{claim['metadata']['namespace']}/{claim['metadata']['name']}"
+    assert [e for e in run.errors if "count" in e] == [
+        f"ResourceClaim {name}: spec.devices.requests[0] count 100000000000... (31 digits) is not a device count an API server accepts (1 to 2^63-1)"]
+    assert not [e for e in run.errors if "analysis failed" in e or "storing" in e], run.errors
+    stored = set(ResourceClaim.objects.filter(cluster=Cluster.objects.get(name="huge")).values_list("uid", flat=True))
+    assert stored == {o["metadata"]["uid"] for o in objs if o["kind"] == "ResourceClaim"} - {claim["metadata"]["uid"]}
+
+
+def test_a_count_larger_than_the_cluster_is_diagnosed_without_building_that_many_slots(tmp_path, sync_snapshot):
+    """2^62 devices fits int64: a real (if absurd) claim, found unsatisfiable at once."""
+    from claims.models import Finding
+    from inventory.models import Cluster, SyncStatus
+    from tests.conftest import CASES
+
+    objs, claim = _with_count(load_path(CASES / MIG_CASE).objects, 2**62)
+    run = sync_snapshot(write_list(tmp_path / "big.json", objs), "big")
+    assert run.status == SyncStatus.OK, run.errors
+    findings = Finding.objects.filter(cluster=Cluster.objects.get(name="big"), uid=claim["metadata"]["uid"])
+    assert findings.exists()

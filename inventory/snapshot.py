@@ -321,6 +321,29 @@ def snapshot_files(path: str | Path) -> list[Path]:
     return [p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in OBJECT_SUFFIXES + PROM_SUFFIXES]
 
 
+def scrapes_at(path: str | Path) -> tuple[dict[str, str], list[str]]:
+    """The DCGM exporter scrapes (``*.prom``: file name -> text) under a snapshot ``path``, and
+    a problem per scrape that cannot be read; the objects are not read. What a diagnosis of
+    a stored snapshot cluster needs besides its stored objects: scrapes are not stored."""
+    scrapes: dict[str, str] = {}
+    problems: list[str] = []
+    try:
+        files = snapshot_files(path)
+    except SnapshotError as exc:
+        return scrapes, [str(exc)]
+    for p in files:
+        if p.suffix not in PROM_SUFFIXES:
+            continue
+        try:
+            if p.stat().st_size > MAX_FILE_BYTES:
+                problems.append(f"{p.name}: file is over the {MAX_FILE_BYTES:,}-byte limit; not read")
+                continue
+            scrapes[p.name] = p.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{p.name}: cannot read ({exc})")
+    return scrapes, problems
+
+
 def _again(file: str, kind: str, namespace: str, name: str, uid: str, first: str) -> str:
     ns = f"{namespace}/" if namespace else ""
     shown = "" if uid == identity(kind, namespace, name, "") else f" (uid {uid})"

@@ -151,8 +151,9 @@ class Command(BaseCommand):
                     cluster = get_cluster(opts["cluster"])
                 except LookupError as exc:
                     raise DiagnoseInputError(str(exc)) from exc
+                prom = self._scrapes(cluster)
                 with one_sync():  # the process ends after it: no state kept for a next diagnosis
-                    findings, _ = diagnose_cluster(cluster, now=_parse_now(opts.get("now")))
+                    findings, _ = diagnose_cluster(cluster, prom or None, now=_parse_now(opts.get("now")))
                 failed.extend(f.message() for f in getattr(findings, "failures", ()))
                 out = render(findings, opts["format"])
         except DiagnoseInputError as exc:
@@ -160,3 +161,16 @@ class Command(BaseCommand):
         self.stdout.write(out)
         for line in failed:  # the findings above are those of the rules that finished
             self.stderr.write(f"warning: diagnosis rule failed, its findings may be missing: {line}")
+
+    def _scrapes(self, cluster: Any) -> dict[str, str]:
+        """A snapshot cluster's DCGM scrapes, read again from its files as its sync read them
+        (they are not stored); a live cluster's telemetry comes from Prometheus, not here."""
+        from inventory.models import SourceKind
+        from inventory.snapshot import scrapes_at
+
+        if cluster.source_kind != SourceKind.SNAPSHOT or not cluster.snapshot_path:
+            return {}
+        scrapes, problems = scrapes_at(cluster.snapshot_path)
+        for line in problems:
+            self.stderr.write(f"note: DCGM scrapes of {cluster.name}: {line}")
+        return scrapes

@@ -42,7 +42,9 @@ class Term:
 
     @classmethod
     def parse(cls, raw: str) -> Term:
-        text = (raw or "").strip()
+        # NUL as stored text holds it (``inventory.bulk``: U+FFFD): SQLite's LIKE ended the
+        # pattern at a NUL, and "gpu\x00" matched everything starting with "gpu".
+        text = (raw or "").replace("\x00", "\ufffd").strip()
         ns, sep, name = text.partition("/")
         if sep and ns.strip() and name.strip() and "/" not in name:
             return cls(text, ns.strip(), name.strip())

@@ -29,3 +29,12 @@ def test_an_empty_query_explains_the_box_without_searching(client_in, demo_clust
     assert searched == []
     html = resp.content.decode()
     assert "Nothing matches" not in html and "namespace/name" in html
+
+
+@pytest.mark.parametrize("q", ["\x00", "gpu\x00", "\x00\x00/x"])
+def test_a_null_character_matches_only_what_holds_one(client_in, demo_clusters, q):
+    """Stored text holds U+FFFD where the cluster sent NUL (``inventory.bulk``): the query is
+    compared the same way, so it matches nothing here instead of everything."""
+    resp = client_in.get(reverse("inventory:search"), {"q": q})
+    assert resp.status_code == 200
+    assert resp.context["result"].total == 0

@@ -505,6 +505,11 @@ class Reconcile:
                     qs = qs.filter(name__in=sorted(names))
                 yield from qs.values_list("driver", "pool", "name", *columns)
 
+    def _device_row(self, d: parse.Device, match: Callable[[parse.Device], list[str]]) -> dict[str, Any]:
+        row = rows.device_fields(d, match(d))
+        row["cluster_id"] = self.cluster.pk  # for a new device; updates leave it
+        return row
+
     def _sync_devices(self, slices: list[tuple[int, parse.ResourceSlice]], updated: set[int]) -> None:
         """Reconcile the devices of changed slices in place (stable pks keep metrics and
         allocations); a device key another slice already holds is a duplicate: keep the first."""
@@ -513,9 +518,7 @@ class Reconcile:
         self.slices_by_classes.append((self.classes, [pk for pk, _ in slices]))
 
         def row_of(d: parse.Device) -> dict[str, Any]:
-            row = rows.device_fields(d, match(d))
-            row["cluster_id"] = self.cluster.pk  # for a new device; updates leave it
-            return row
+            return self._device_row(d, match)
 
         # Rows first, before any query: new slices may still be being stored (PostgreSQL).
         found = decide.wanted_devices(slices, row_of)
@@ -705,7 +708,7 @@ class Reconcile:
                     kept.update(pk for pk, drv, pool in ResourceSlice.objects.filter(pk__in=chunk).values_list("pk", "driver", "pool")
                                 if (drv, pool) in self.pool_conflicts)
                 gone = [pk for pk in gone if pk not in kept]
-            if kind == "ResourceSlice" and self.older:
+            if kind == "ResourceSlice":
                 self._take_over(set(gone))
             self.writer.delete(st.model, gone)
             for pk in gone:
@@ -714,16 +717,24 @@ class Reconcile:
             self.changes.add("deleted", kind, (gone_uids[pk] for pk in gone))
 
     def _take_over(self, gone: set[int]) -> None:
-        """Give the devices a newer slice held to the changed slices that published them too,
-        now that the holder is about to be deleted (a driver that re-created its pool with a
-        lower generation): before its delete takes the devices with it."""
+        """Give the devices a newer slice held to the other slices of its pool that publish
+        them too, now that the holder is about to be deleted (a driver that re-created its pool
+        with a lower generation): before its delete takes the devices with it. Those slices
+        were changed in this read (``self.older``), or stored by an earlier one while the
+        holder lasted and unchanged since (``_survivors``)."""
+        if not gone:
+            return
         lost = self.writer.refused("ResourceSlice")
         older = [o for o in self.older if o[3]["slice_id"] not in lost]
+        generation = dict(self.older_generation)
+        older += self._survivors(gone, generation)
+        if not older:
+            return
         holders = sorted({o[1] for o in older if o[2] in gone})
         have: set[int] = set()
         for chunk in _chunks(holders):
             have.update(Device.objects.filter(pk__in=chunk).values_list("pk", flat=True))
-        plan = decide.take_over(older, gone, self.older_generation, have)
+        plan = decide.take_over(older, gone, generation, have)
         self._pool_conflicts(plan.conflicts)
 
         failed_update = self.writer.store(Device, plan.update, lambda pr: _device(pr[1]), update=rows.DEVICE_FIELDS)
@@ -740,18 +751,56 @@ class Reconcile:
             self._inexact.add("ResourceSlice")
             _read_again(ResourceSlice, incomplete)
 
+    def _survivors(self, gone: set[int], generation: dict[int, int]) -> list[tuple[tuple[str, str, str], int, int, dict[str, Any]]]:
+        """``decide.DeviceChanges.older`` entries of the stored slices this read did not
+        write, in the pools of the ``gone`` slices, for the devices those hold; ``generation``
+        gets the pool generation of each slice named. Their devices are read again from the
+        stored objects, as ``_reclassify`` does."""
+        pools: set[tuple[str, str]] = set()
+        for chunk in _chunks(sorted(gone)):
+            for pk, drv, pool, gen in ResourceSlice.objects.filter(pk__in=chunk).values_list("pk", "driver", "pool", "pool_generation"):
+                pools.add((drv, pool))
+                generation[pk] = gen
+        held = {(drv, pool, name): (pk, slice_id)
+                for drv, pool, name, pk, slice_id in self._devices_in_pools(pools, "pk", "slice_id") if slice_id in gone}
+        if not held:
+            return []
+        written = {pk for _, pks in self.slices_by_classes for pk in pks} | gone
+        by_driver: dict[str, set[str]] = defaultdict(set)
+        for drv, pool in pools:
+            by_driver[drv].add(pool)
+        match = self._matcher(self.classes or self._classes())
+        out = []
+        for drv, pool_names in sorted(by_driver.items()):
+            for chunk in _chunks(sorted(pool_names)):
+                survivors = ResourceSlice.objects.filter(cluster=self.cluster, driver=drv, pool__in=chunk).order_by("pk")
+                for pk, gen, raw in survivors.values_list("pk", "pool_generation", "raw"):
+                    if pk in written:
+                        continue
+                    try:
+                        devices = parse.parse_resource_slice(normalize(raw)).devices
+                    except ValueError:  # stored, so it was read once; it takes nothing over
+                        continue
+                    generation[pk] = gen
+                    for d in devices:
+                        if d.key in held:
+                            row = self._device_row(d, match)
+                            row.update(slice_id=pk, driver=d.driver, pool=d.pool, name=d.name)
+                            out.append((d.key, *held[d.key], row))
+        return out
+
     def finish(self, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:
         for kind in [*TYPED_MODELS, *sorted(k for k in self.buffers if k not in TYPED_MODELS)]:
             self.flush(kind)
         self.writer.settle()
         self._ensure_slice_nodes()
-        self._resolve_allocations()
         for kind, n in self.skipped.items():
             read.skipped[kind] = read.skipped.get(kind, 0) + n
         _keep_skipped(self.cluster.pk, self._skipped_before, self._skipped_now, self._skips_decided)
         errors = [*read.errors, *self.errors]
         if not errors:  # a read that failed part-way deletes nothing it may have missed
             self._delete_vanished(read)
+        self._resolve_allocations()  # after the deletes: a device taken over may be a new row
         self.changes.incomplete = bool(errors)
         errors += [m for _, msgs in sorted(self.pool_conflicts.items()) for m in msgs]
         self._reclassify()

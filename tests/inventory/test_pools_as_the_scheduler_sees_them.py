@@ -144,3 +144,40 @@ def test_a_partial_read_leaves_the_devices_with_the_slices_it_keeps(tmp_path, sy
     run = sync_snapshot(tmp_path / "read", "pools")
     assert run.status == SyncStatus.PARTIAL
     assert _devices(cluster) == before
+
+
+def _lower(objs, suffix="lo"):
+    new = _recreated(objs, suffix)
+    for o in new:
+        if o["kind"] == "ResourceSlice":
+            o["spec"]["pool"]["generation"] -= 3
+    return new
+
+
+@pytest.mark.parametrize("first", ["listed-with-the-old", "in-a-partial-read"])
+def test_new_slices_stored_before_the_old_ones_vanish_take_their_devices(tmp_path, synced, sync_snapshot, first):
+    """Mid-restart the new (lower-generation) slices are listed beside the old ones, or come in
+    a read with a problem: they are stored while the old ones still hold the devices. When a
+    later complete read no longer has the old slices, the new ones (unchanged, so not read
+    again) take the devices over, the same rows, instead of the pool being left empty."""
+    from inventory.models import Device, SyncStatus
+
+    cluster, objs, _ = synced
+    pks_before = {(dr, po, na): pk for dr, po, na, pk in Device.objects.filter(cluster=cluster).values_list("driver", "pool", "name", "pk")}
+    new = _lower(objs)
+    new_slices = [o for o in new if o["kind"] == "ResourceSlice"]
+    if first == "listed-with-the-old":
+        run = sync_snapshot(write_list(tmp_path / "both.json", [*objs, *new_slices]), "pools")
+        assert run.status == SyncStatus.OK, run.errors
+    else:
+        (tmp_path / "partial").mkdir()
+        write_list(tmp_path / "partial" / "a.json", new)
+        (tmp_path / "partial" / "b.yaml").write_text("kind: [unclosed\n")
+        assert sync_snapshot(tmp_path / "partial", "pools").status == SyncStatus.PARTIAL
+    assert {(dr, po, na): pk for dr, po, na, pk in Device.objects.filter(cluster=cluster).values_list("driver", "pool", "name", "pk")} == pks_before
+    run = sync_snapshot(write_list(tmp_path / "new.json", new), "pools")
+    assert run.status == SyncStatus.OK, run.errors
+    assert {d[3] for d in _devices(cluster)} == {o["metadata"]["uid"] for o in new_slices}
+    assert {(dr, po, na): pk for dr, po, na, pk in Device.objects.filter(cluster=cluster).values_list("driver", "pool", "name", "pk")} == pks_before
+    again = sync_snapshot(write_list(tmp_path / "again.json", new), "pools")
+    assert again.status == SyncStatus.OK and len(_devices(cluster)) == len(pks_before)

@@ -44,6 +44,7 @@ __all__ = [
     "allocation_node",
     "attribute_value",
     "identity",
+    "is_subdomain",
     "name_problem",
     "node_kubelet_version",
     "node_ready",
@@ -86,6 +87,11 @@ SUBDOMAIN_NAMED = frozenset({"Node", "DeviceClass", "ResourceSlice", "ResourceCl
 MAX_UID = 300
 
 
+def is_subdomain(name: Any) -> bool:
+    """Whether ``name`` is a DNS-1123 subdomain, as the names of ``SUBDOMAIN_NAMED`` kinds are."""
+    return isinstance(name, str) and len(name) <= 253 and _DNS_SUBDOMAIN.fullmatch(name) is not None
+
+
 def name_problem(obj: dict[str, Any], namespaced: bool = True) -> str | None:
     """Why ``metadata.name``/``namespace`` could not have come from an API server, or None.
 
@@ -105,7 +111,7 @@ def name_problem(obj: dict[str, Any], namespaced: bool = True) -> str | None:
     if namespaced and ns is not None and (not isinstance(ns, str) or len(ns) > 63 or not _DNS_LABEL.match(ns)):
         return f"{kind} {shown}: namespace {repr(ns)[:80]} is not a valid Kubernetes namespace"
     if kind in SUBDOMAIN_NAMED:
-        if len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+        if not is_subdomain(name):
             return f"{kind} {shown}: not a valid Kubernetes name (DNS-1123 subdomain)"
     elif len(name) > 253 or "/" in name or "%" in name or name in (".", ".."):
         return f"{kind} {shown}: not a valid Kubernetes name"

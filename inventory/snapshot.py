@@ -120,6 +120,14 @@ def _unroll(doc: Any, where: str, out: SnapshotLoad, checked: bool = True,
         out.errors.append(f"{where}: document is a {type(doc).__name__}, not a Kubernetes object")
         return
     kind = doc.get("kind")
+    meta = doc.get("metadata")
+    if (isinstance(kind, str) and kind.endswith("List") and doc.get("items") is None
+            and (meta is None or (isinstance(meta, dict) and not meta.get("name")))):
+        # A List with ``items: null`` or none (a List's metadata has no name; an object of a
+        # kind that merely ends in "List" has one): Kubernetes reads it as empty.
+        if kind != "List":
+            out.listed.add(kind[: -len("List")])
+        return
     if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
         if kind != "List":
             out.listed.add(kind[: -len("List")])

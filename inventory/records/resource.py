@@ -719,15 +719,19 @@ def _allocation_nodes(alloc: dict[str, Any]) -> tuple[tuple[str, ...], str | Non
 
 
 def _count_problem(obj: dict[str, Any]) -> str | None:
-    """A request ``count`` no API server serves (not above zero, or wider than int64), which
-    read as the default would change what the claim asks for."""
+    """A request ``count`` no API server serves (not a whole number, not above zero, or wider
+    than int64: ``-1``, ``"3"``, ``2.5``, ``1e30``), which read as the default would change
+    what the claim asks for."""
     for i, req in enumerate(dicts(as_map(as_map(obj.get("spec")).get("devices")).get("requests"))):
         bodies = [req.get("exactly"), *as_list(req.get("firstAvailable"))] if "exactly" in req or "firstAvailable" in req else [req]
         for body in bodies:
             n = body.get("count") if isinstance(body, dict) else None
-            if isinstance(n, int) and not isinstance(n, bool) and not 0 < n <= INT64:
-                shown = str(n) if len(str(n)) <= 24 else f"{str(n)[:12]}... ({len(str(n))} digits)"
-                return f"spec.devices.requests[{i}] count {shown} is not a device count an API server accepts (1 to 2^63-1)"
+            if n is None or (type(n) is int and 0 < n <= INT64):
+                continue
+            shown = repr(n) if type(n) is not int else str(n)
+            if len(shown) > 24:
+                shown = f"{shown[:12]}... ({len(shown)} characters)"
+            return f"spec.devices.requests[{i}] count {shown} is not a device count an API server accepts (a whole number, 1 to 2^63-1)"
     return None
 
 

@@ -103,12 +103,13 @@ def pretty_json(value) -> str:
 
 @register.simple_tag
 def deviceclass_link(cluster_name: str, name: str, css: str = ""):
-    """A link to a DeviceClass page; the name as plain text when no such page can exist (a
-    claim may name any string: ``nvidia.com/gpu``, a class name no API server accepts)."""
-    from django.urls import NoReverseMatch, reverse
+    """A link to a DeviceClass page; the name as plain text when no DeviceClass can have it
+    (a claim may name any string: ``nvidia.com/gpu``, ``..``; DeviceClass names are DNS-1123
+    subdomains, and ``..`` in a link would lead a browser to another page)."""
+    from django.urls import reverse
 
-    try:
-        href = reverse("inventory:deviceclass", args=[cluster_name, name])
-    except NoReverseMatch:
+    from inventory.parse import is_subdomain
+
+    if not is_subdomain(name):
         return format_html('<span class="mono {}" title="not a DeviceClass name">{}</span>', css, name)
-    return format_html('<a class="{}" href="{}">{}</a>', css, href, name)
+    return format_html('<a class="{}" href="{}">{}</a>', css, reverse("inventory:deviceclass", args=[cluster_name, name]), name)

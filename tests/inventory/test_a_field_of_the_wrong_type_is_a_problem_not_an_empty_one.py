@@ -104,10 +104,22 @@ def test_a_request_count_wider_than_int64_is_a_problem_of_that_claim_alone(tmp_p
     assert run.status == SyncStatus.PARTIAL
     name = f"{claim['metadata']['namespace']}/{claim['metadata']['name']}"
     assert [e for e in run.errors if "count" in e] == [
-        f"ResourceClaim {name}: spec.devices.requests[0] count 100000000000... (31 digits) is not a device count an API server accepts (1 to 2^63-1)"]
+        f"ResourceClaim {name}: spec.devices.requests[0] count 100000000000... (31 characters) is not a device count an API server accepts (a whole number, 1 to 2^63-1)"]
     assert not [e for e in run.errors if "analysis failed" in e or "storing" in e], run.errors
     stored = set(ResourceClaim.objects.filter(cluster=Cluster.objects.get(name="huge")).values_list("uid", flat=True))
     assert stored == {o["metadata"]["uid"] for o in objs if o["kind"] == "ResourceClaim"} - {claim["metadata"]["uid"]}
+
+
+@pytest.mark.parametrize("count", [0, -1, -1.0, "3", "0", 0.5, 2.5, 1e30, 1.0e19, True, [], {}, "99999999999999999999999", 2**63])
+def test_a_count_that_is_not_a_whole_number_of_devices_is_a_problem(tmp_path, sync_snapshot, count):
+    """Read as the default (1) or truncated (2.5 -> 2), it would change what the claim asks for."""
+    from inventory.models import SyncStatus
+    from tests.conftest import CASES
+
+    objs, claim = _with_count(load_path(CASES / MIG_CASE).objects, count)
+    run = sync_snapshot(write_list(tmp_path / "odd.json", objs), "odd-count")
+    assert run.status == SyncStatus.PARTIAL
+    assert [e for e in run.errors if "count" in e and claim["metadata"]["name"] in e], run.errors
 
 
 def test_a_count_larger_than_the_cluster_is_diagnosed_without_building_that_many_slots(tmp_path, sync_snapshot):

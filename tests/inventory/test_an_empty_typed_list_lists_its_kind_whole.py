@@ -31,15 +31,21 @@ def stored(tmp_path, sync_snapshot):
     return cluster
 
 
-@pytest.mark.parametrize("form", ["json", "yaml"])
+@pytest.mark.parametrize("form", ["json", "yaml", "json-null", "yaml-null", "json-no-items"])
 def test_an_empty_resource_claim_list_deletes_the_stored_claims(tmp_path, stored, sync_snapshot, form):
+    """``items: null`` or no ``items`` at all: Kubernetes reads the List as empty too."""
     from inventory.models import SyncStatus
 
-    path = tmp_path / f"claims.{form}"
-    if form == "json":
-        path.write_text(json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimList", "metadata": {}, "items": []}))
+    path = tmp_path / f"claims.{form.split('-')[0]}"
+    doc = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimList", "metadata": {}, "items": []}
+    if form.endswith("-null"):
+        doc["items"] = None
+    elif form.endswith("-no-items"):
+        del doc["items"]
+    if form.startswith("json"):
+        path.write_text(json.dumps(doc))
     else:
-        path.write_text("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimList\nmetadata: {}\nitems: []\n")
+        path.write_text(f"apiVersion: resource.k8s.io/v1\nkind: ResourceClaimList\nmetadata: {{}}\nitems: {'null' if doc['items'] is None else '[]'}\n")
     run = sync_snapshot(path, "typed")
     assert run.status == SyncStatus.OK, run.errors
     assert _claims(stored) == 0

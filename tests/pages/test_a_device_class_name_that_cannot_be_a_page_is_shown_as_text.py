@@ -53,6 +53,15 @@ def test_claim_and_template_pages_show_an_impossible_class_name_as_text(client_i
         assert "/deviceclasses/nvidia.com" not in body
 
 
+@pytest.mark.parametrize("name", ["..", ".", "a b", "gpu.nvidia.com\n", "GPU.nvidia.com", "x" * 300, "../../admin"])
+def test_a_name_no_device_class_can_have_is_never_a_link(name):
+    """``..`` in a link would lead a browser to another page of the site."""
+    from inventory.templatetags.claimscope import deviceclass_link
+
+    html = str(deviceclass_link("c", name))
+    assert "<a" not in html and "href" not in html
+
+
 def test_a_real_class_name_is_still_a_link(client_in, sync_snapshot):
     sync_snapshot(MIG_CASE, name="mig")
     claim = ResourceClaim.objects.filter(cluster__name="mig").order_by("name").first()

@@ -45,8 +45,7 @@ def iter_cluster_objects(cluster: Cluster, kinds: Collection[str] | None = None)
 
 def iter_cluster_texts(cluster: Cluster, kinds: Collection[str] | None = None) -> Iterator[str]:
     """The stored raw objects of ``cluster`` (only ``kinds``) as JSON text, in chunks (50
-    slices, 500 other objects), for callers that also scan the text itself
-    (``snapshot.newest_timestamp_in_text``)."""
+    slices, 500 other objects)."""
     from django.db.models import TextField
     from django.db.models.functions import Cast
 
@@ -81,7 +80,7 @@ def parse_stored_model(cluster: Cluster) -> ClusterModel:
 
     from . import jsonlist, records
     from .models import SourceKind
-    from .snapshot import newest_timestamp_in_text
+    from .snapshot import newest_timestamp
 
     model = ClusterModel()
     stamps = cluster.source_kind == SourceKind.SNAPSHOT
@@ -91,11 +90,12 @@ def parse_stored_model(cluster: Cluster) -> ClusterModel:
     for qs, chunk in tables:
         for uid, text in qs.values_list("uid", as_text).iterator(chunk_size=chunk):
             try:
-                record = records.parse_json(text)
+                obj = jsonlist.decode(text)
+                record = records.parse_object(obj)
             except (ValueError, jsonlist.JSONError):  # stored, so it parsed once; an older shape
                 continue
             if record is not None:
-                model.put(uid, record, newest_timestamp_in_text(text) if stamps else None)
+                model.put(uid, record, newest_timestamp([obj]) if stamps else None)
     return model
 
 

@@ -48,7 +48,7 @@ from .models import (
 )
 from .normalize import UnknownAPIVersion, normalize
 from .readitem import NOT_SET_UP, ItemRun, ReadItem
-from .snapshot import newest_timestamp, newest_timestamp_in_text
+from .snapshot import newest_timestamp
 from .sources import ReadResult
 from .writer import Writer
 
@@ -301,7 +301,7 @@ class Reconcile:
         if record is not None:
             stamp = None
             if self.stamps:
-                stamp = newest_timestamp_in_text(item.text) if item.text else newest_timestamp([obj])
+                stamp = newest_timestamp([obj])
             self.decoded.append((item.uid, record, stamp))
         buf = self.buffers[kind]
         buf.append((obj, item.text, item.uid, record))

@@ -23,9 +23,8 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -418,47 +417,45 @@ def load_path(path: str | Path) -> SnapshotLoad:
     return out
 
 
-# The fields the API server (or a kubelet, a controller) sets to a moment: a snapshot's clock
-# comes from these alone, not from any string that looks like a time (an annotation, a label
-# or a device attribute is free text a user writes: "9999-12-31T23:59:59Z" must not move it).
+# The fields the API server (or a kubelet, a controller) sets to a moment, and the maps and
+# lists that hold them: a snapshot's clock comes from these alone. Annotations, labels, a
+# device's attributes, a claim's opaque parameters are free text a user or a driver writes
+# ("9999-12-31T23:59:59Z", or a key named ``lastUpdateTime``): they must not move "now", so
+# the walk never enters them. ``managedFields[].time`` is left out as well (often stripped
+# from snapshots, and not a moment of the objects' state).
 TIME_FIELDS = frozenset({
     "creationTimestamp", "deletionTimestamp", "firstTimestamp", "lastTimestamp", "eventTime",
-    "lastObservedTime", "lastTransitionTime", "lastHeartbeatTime", "lastProbeTime", "lastUpdateTime",
+    "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "lastObservedTime",
+    "lastTransitionTime", "lastHeartbeatTime", "lastProbeTime", "lastUpdateTime",
     "startTime", "startedAt", "finishedAt", "completionTime", "allocationTimestamp", "timeAdded",
     "lastScheduleTime", "renewTime", "acquireTime",
+})  # fmt: skip
+_TIME_HOLDERS = frozenset({
+    "metadata", "spec", "status", "series", "deprecatedSeries", "conditions", "containerStatuses",
+    "initContainerStatuses", "ephemeralContainerStatuses", "state", "lastState", "running",
+    "terminated", "waiting", "allocation", "devices", "taints", "taint",
 })  # fmt: skip
 
 
 def _is_time(v: Any) -> bool:
-    return isinstance(v, str) and len(v) >= 20 and v[4] == "-" and v[10] == "T" and v.endswith("Z")
+    return type(v) is str and len(v) >= 20 and v[4] == "-" and v[10] == "T" and v[-1] == "Z"
 
 
-def newest_timestamp(objects: list[dict[str, Any]]) -> str | None:
-    """The latest RFC 3339 ``YYYY-MM-DDTHH:MM:SS...Z`` value of a time field (``TIME_FIELDS``)
-    anywhere in the objects (the snapshot's moment); returned as found."""
-    best: str | None = None
-    stack: list[Any] = list(objects)
+def newest_timestamp(objects: Iterable[Any], newest: str | None = None) -> str | None:
+    """The later of ``newest`` and the latest RFC 3339 ``YYYY-MM-DDTHH:MM:SS...Z`` value of a
+    time field (``TIME_FIELDS``) in the objects (the snapshot's moment), returned as found;
+    only the maps and lists that hold such fields (``_TIME_HOLDERS``) are walked."""
+    stack: list[Any] = [o for o in objects if isinstance(o, dict)]
     while stack:
         v = stack.pop()
         if isinstance(v, dict):
             for k, x in v.items():
-                if isinstance(x, (dict, list)):
+                if k in TIME_FIELDS:
+                    # Compared on the second-resolution prefix; fractional parts sort fine too.
+                    if _is_time(x) and (newest is None or x[:19] > newest[:19]):
+                        newest = x
+                elif k in _TIME_HOLDERS and isinstance(x, (dict, list)):
                     stack.append(x)
-                elif k in TIME_FIELDS and _is_time(x) and (best is None or x[:19] > best[:19]):
-                    best = x  # compared on the second-resolution prefix; fractions sort fine too
         elif isinstance(v, list):
             stack.extend(x for x in v if isinstance(x, (dict, list)))
-    return best
-
-
-_TIMESTAMP = re.compile('"(?:' + "|".join(sorted(TIME_FIELDS)) + r')":\s*"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[^"\\]*Z)"')
-
-
-def newest_timestamp_in_text(text: str, newest: str | None = None) -> str | None:
-    """``newest_timestamp`` over one object's JSON text (a regular expression, not a walk of
-    the decoded object): the later of ``newest`` and every time field's ``...Z`` value in it."""
-    for m in _TIMESTAMP.finditer(text):
-        v = m.group(1)
-        if newest is None or v[:19] > newest[:19]:
-            newest = v
     return newest

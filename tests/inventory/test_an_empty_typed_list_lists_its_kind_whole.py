@@ -52,17 +52,11 @@ def test_an_empty_resource_claim_list_deletes_the_stored_claims(tmp_path, stored
     assert run.counts["ResourceClaim"]["deleted"] >= 1
 
 
-def test_an_empty_untyped_list_deletes_nothing(tmp_path, stored, sync_snapshot):
+@pytest.mark.parametrize("kind", ["List", "ConfigMapList"])
+def test_an_empty_list_naming_no_kept_kind_deletes_nothing(tmp_path, stored, sync_snapshot, kind):
+    """An untyped List names no kind; a List of a kind not kept says nothing of the claims."""
     path = tmp_path / "nothing.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": []}))
-    before = _claims(stored)
-    sync_snapshot(path, "typed")
-    assert _claims(stored) == before
-
-
-def test_an_empty_list_of_a_kind_not_kept_deletes_nothing(tmp_path, stored, sync_snapshot):
-    path = tmp_path / "maps.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "ConfigMapList", "items": []}))
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": kind, "items": []}))
     before = _claims(stored)
     sync_snapshot(path, "typed")
     assert _claims(stored) == before

@@ -332,23 +332,15 @@ def scrapes_at(path: str | Path) -> tuple[dict[str, str], list[str]]:
     """The DCGM exporter scrapes (``*.prom``: file name -> text) under a snapshot ``path``, and
     a problem per scrape that cannot be read; the objects are not read. What a diagnosis of
     a stored snapshot cluster needs besides its stored objects: scrapes are not stored."""
-    scrapes: dict[str, str] = {}
-    problems: list[str] = []
+    out = SnapshotLoad()
     try:
         files = snapshot_files(path)
     except SnapshotError as exc:
-        return scrapes, [str(exc)]
+        return {}, [str(exc)]
     for p in files:
-        if p.suffix not in PROM_SUFFIXES:
-            continue
-        try:
-            if p.stat().st_size > MAX_FILE_BYTES:
-                problems.append(f"{p.name}: file is over the {MAX_FILE_BYTES:,}-byte limit; not read")
-                continue
-            scrapes[p.name] = p.read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            problems.append(f"{p.name}: cannot read ({exc})")
-    return scrapes, problems
+        if p.suffix in PROM_SUFFIXES:
+            list(_file_items(p, out))  # the sync's own read of a scrape: same bounds, same problems
+    return out.prom, out.errors
 
 
 def _again(file: str, kind: str, namespace: str, name: str, uid: str, first: str) -> str:

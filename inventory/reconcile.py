@@ -88,6 +88,17 @@ def _chunks(items: list[Any], size: int = 400):
         yield items[i : i + size]
 
 
+def _pool_chunks(pools: set[tuple[str, str]]) -> Iterator[tuple[str, list[str]]]:
+    """(driver, pool names) in chunks, per driver: a query per chunk uses the (cluster,
+    driver, pool, name) key's index."""
+    by_driver: dict[str, set[str]] = defaultdict(set)
+    for drv, pool in pools:
+        by_driver[drv].add(pool)
+    for drv, pool_names in sorted(by_driver.items()):
+        for chunk in _chunks(sorted(pool_names)):
+            yield drv, chunk
+
+
 @dataclass
 class _KindState:
     model: type
@@ -495,15 +506,11 @@ class Reconcile:
         """``(driver, pool, name, *columns)`` of the stored devices in the (driver, pool) pairs
         (and with one of ``names``, when given), queried per driver so the (cluster, driver,
         pool, name) key's index is used."""
-        by_driver: dict[str, set[str]] = defaultdict(set)
-        for drv, pool in pools:
-            by_driver[drv].add(pool)
-        for drv, pool_names in sorted(by_driver.items()):
-            for chunk in _chunks(sorted(pool_names)):
-                qs = Device.objects.filter(cluster=self.cluster, driver=drv, pool__in=chunk)
-                if names is not None and len(names) <= 400:
-                    qs = qs.filter(name__in=sorted(names))
-                yield from qs.values_list("driver", "pool", "name", *columns)
+        for drv, chunk in _pool_chunks(pools):
+            qs = Device.objects.filter(cluster=self.cluster, driver=drv, pool__in=chunk)
+            if names is not None and len(names) <= 400:
+                qs = qs.filter(name__in=sorted(names))
+            yield from qs.values_list("driver", "pool", "name", *columns)
 
     def _device_row(self, d: parse.Device, match: Callable[[parse.Device], list[str]]) -> dict[str, Any]:
         row = rows.device_fields(d, match(d))
@@ -553,10 +560,8 @@ class Reconcile:
         incomplete = set(found.incomplete | plan.incomplete)  # stored without one of their devices: _read_again
         self.writer.delete(Device, plan.delete)
 
-        failed = self.writer.store(Device, plan.update, lambda pr: _device(pr[1]), update=rows.DEVICE_FIELDS)  # slice_id among them
-        incomplete.update(plan.update[n][1]["slice_id"] for n in failed)
+        self._store_device_updates(plan.update, incomplete)
         counts.seen += len(wanted)
-        counts.updated += len(plan.update) - len(failed)
         counts.deleted += len(plan.delete)
         if plan.create or plan.update or plan.delete:
             self.devices_moved = True
@@ -565,11 +570,22 @@ class Reconcile:
             # The new devices are stored while the next slices are parsed (PostgreSQL).
             incomplete.update(plan.create[n]["slice_id"] for n in failed)
             counts.created += len(plan.create) - len(failed)
-            if incomplete:
-                self._inexact.add("ResourceSlice")
-            _read_again(ResourceSlice, incomplete)
+            self._read_slices_again(incomplete)
 
         self.writer.store_later(Device, plan.create, _device, stored_new)
+
+    def _store_device_updates(self, update: list[tuple[int, dict[str, Any]]], incomplete: set[int]) -> None:
+        """Store ``update`` ((device pk, row) pairs, ``slice_id`` among the fields); a slice
+        whose device row the database refused goes into ``incomplete``."""
+        failed = self.writer.store(Device, update, lambda pr: _device(pr[1]), update=rows.DEVICE_FIELDS)
+        incomplete.update(update[n][1]["slice_id"] for n in failed)
+        self.counts["Device"].updated += len(update) - len(failed)
+
+    def _read_slices_again(self, incomplete: set[int]) -> None:
+        """Slices stored without one of their devices: the next sync reads them again."""
+        if incomplete:
+            self._inexact.add("ResourceSlice")
+            _read_again(ResourceSlice, incomplete)
 
     def _pool_conflicts(self, conflicts: tuple[decide.PoolConflict, ...]) -> None:
         for c in conflicts:
@@ -737,19 +753,14 @@ class Reconcile:
         plan = decide.take_over(older, gone, generation, have)
         self._pool_conflicts(plan.conflicts)
 
-        failed_update = self.writer.store(Device, plan.update, lambda pr: _device(pr[1]), update=rows.DEVICE_FIELDS)
-        failed_create = self.writer.store(Device, plan.create, _device)
         incomplete = set(plan.incomplete)
-        incomplete.update(plan.update[n][1]["slice_id"] for n in failed_update)
+        self._store_device_updates(plan.update, incomplete)
+        failed_create = self.writer.store(Device, plan.create, _device)
         incomplete.update(plan.create[n]["slice_id"] for n in failed_create)
-        counts = self.counts["Device"]
-        counts.updated += len(plan.update) - len(failed_update)
-        counts.created += len(plan.create) - len(failed_create)
+        self.counts["Device"].created += len(plan.create) - len(failed_create)
         if plan.update or plan.create:
             self.devices_moved = True
-        if incomplete:
-            self._inexact.add("ResourceSlice")
-            _read_again(ResourceSlice, incomplete)
+        self._read_slices_again(incomplete)
 
     def _survivors(self, gone: set[int], generation: dict[int, int]) -> list[tuple[tuple[str, str, str], int, int, dict[str, Any]]]:
         """``decide.DeviceChanges.older`` entries of the stored slices this read did not
@@ -766,27 +777,23 @@ class Reconcile:
         if not held:
             return []
         written = {pk for _, pks in self.slices_by_classes for pk in pks} | gone
-        by_driver: dict[str, set[str]] = defaultdict(set)
-        for drv, pool in pools:
-            by_driver[drv].add(pool)
         match = self._matcher(self.classes or self._classes())
         out = []
-        for drv, pool_names in sorted(by_driver.items()):
-            for chunk in _chunks(sorted(pool_names)):
-                survivors = ResourceSlice.objects.filter(cluster=self.cluster, driver=drv, pool__in=chunk).order_by("pk")
-                for pk, gen, raw in survivors.values_list("pk", "pool_generation", "raw"):
-                    if pk in written:
-                        continue
-                    try:
-                        devices = parse.parse_resource_slice(normalize(raw)).devices
-                    except ValueError:  # stored, so it was read once; it takes nothing over
-                        continue
-                    generation[pk] = gen
-                    for d in devices:
-                        if d.key in held:
-                            row = self._device_row(d, match)
-                            row.update(slice_id=pk, driver=d.driver, pool=d.pool, name=d.name)
-                            out.append((d.key, *held[d.key], row))
+        for drv, chunk in _pool_chunks(pools):
+            survivors = ResourceSlice.objects.filter(cluster=self.cluster, driver=drv, pool__in=chunk).order_by("pk")
+            for pk, gen, raw in survivors.values_list("pk", "pool_generation", "raw"):
+                if pk in written:
+                    continue
+                try:
+                    devices = parse.parse_resource_slice(normalize(raw)).devices
+                except ValueError:  # stored, so it was read once; it takes nothing over
+                    continue
+                generation[pk] = gen
+                for d in devices:
+                    if d.key in held:
+                        row = self._device_row(d, match)
+                        row.update(slice_id=pk, driver=d.driver, pool=d.pool, name=d.name)
+                        out.append((d.key, *held[d.key], row))
         return out
 
     def finish(self, read: ReadResult) -> tuple[dict[str, dict[str, int]], list[str]]:

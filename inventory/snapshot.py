@@ -120,17 +120,14 @@ def _unroll(doc: Any, where: str, out: SnapshotLoad, checked: bool = True,
         return
     kind = doc.get("kind")
     meta = doc.get("metadata")
-    if (isinstance(kind, str) and kind.endswith("List") and doc.get("items") is None
-            and (meta is None or (isinstance(meta, dict) and not meta.get("name")))):
-        # A List with ``items: null`` or none (a List's metadata has no name; an object of a
-        # kind that merely ends in "List" has one): Kubernetes reads it as empty.
+    items = doc.get("items")
+    # A List with ``items: null`` or none is read as empty, as Kubernetes does; a List's
+    # metadata has no name, an object of a kind that merely ends in "List" has one.
+    empty = items is None and (meta is None or (isinstance(meta, dict) and not meta.get("name")))
+    if isinstance(kind, str) and kind.endswith("List") and (empty or isinstance(items, list)):
         if kind != "List":
             out.listed.add(kind[: -len("List")])
-        return
-    if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
-        if kind != "List":
-            out.listed.add(kind[: -len("List")])
-        for i, item in enumerate(doc["items"]):
+        for i, item in enumerate(items or ()):
             size = sizes[i] if sizes is not None and i < len(sizes) else 0
             if size > jsonlist.MAX_OBJECT_BYTES:
                 out.errors.append(f"{where} item {i}: {jsonlist.too_big(size, jsonlist.MAX_OBJECT_BYTES)}")

@@ -66,6 +66,8 @@ def _stored(wanted: dict[str, set[tuple[int, str, str]]]) -> set[tuple[str, int,
             continue
         model, _, namespaced = LINKED_KINDS[kind]
         qs = model.objects.filter(cluster_id__in={k[0] for k in keys}, name__in={k[2] for k in keys}).order_by()
+        if namespaced:  # the (cluster, namespace, name) index, not a scan of every pod
+            qs = qs.filter(namespace__in={k[1] for k in keys})
         qs = qs.annotate(ref_kind=Value(kind, output_field=CharField()),
                          ref_ns=F("namespace") if namespaced else Value("", output_field=CharField()))
         parts.append(qs.values_list("ref_kind", "cluster_id", "ref_ns", "name"))

@@ -108,7 +108,7 @@ def claim_list(request):
     f.filters.pop("sort", None)  # the column headers sort the page; no second "Sort" field
     if fmt := listexport.requested(request):
         return listexport.response(fmt, "claims", filtered(f), CLAIM_EXPORT, hook=attach_claim_rows)
-    table = ClaimTable(filtered(f))
+    table = ClaimTable(filtered(f), one_cluster=bool(f.is_valid() and f.form.cleaned_data.get("cluster")))
     page = _paginate(request, table)
     claims = list(page.object_list)
     attach_claim_rows(claims)

@@ -6,7 +6,7 @@ only the stored ones and show the others as plain text marked "not stored".
 
 ``attach_object_links(findings)`` sets ``f.links`` (a list of ``ObjectLink``, main object
 first) on every finding, in one query for all the findings of the page together (whatever
-their number) that checks the linked kinds (ResourceClaim, Pod, Node); ``known`` objects
+their number) that checks the linked kinds (``LINKED_KINDS``); ``known`` objects
 (already loaded by the page) are not looked up again.
 """
 
@@ -18,13 +18,16 @@ from dataclasses import dataclass
 from django.db.models import CharField, F, Value
 from django.urls import NoReverseMatch, reverse
 
-from inventory.models import Node, Pod, ResourceClaim
+from inventory.models import DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
 
-# kind -> (model, URL name, namespaced)
+# kind -> (stored objects of the kind, URL name, namespaced)
 LINKED_KINDS = {
-    "ResourceClaim": (ResourceClaim, "claims:claim", True),
-    "Pod": (Pod, "claims:pod", True),
-    "Node": (Node, "inventory:node", False),
+    "ResourceClaim": (ResourceClaim.objects, "claims:claim", True),
+    "Pod": (Pod.objects, "claims:pod", True),
+    "Node": (Node.objects, "inventory:node", False),
+    "ResourceSlice": (ResourceSlice.objects, "inventory:resourceslice", False),
+    "DeviceClass": (DeviceClass.objects, "inventory:deviceclass", False),
+    "ResourceClaimTemplate": (KubeObject.objects.filter(kind="ResourceClaimTemplate"), "inventory:claimtemplate", True),
 }
 
 
@@ -64,8 +67,8 @@ def _stored(wanted: dict[str, set[tuple[int, str, str]]]) -> set[tuple[str, int,
     for kind, keys in wanted.items():
         if not keys:
             continue
-        model, _, namespaced = LINKED_KINDS[kind]
-        qs = model.objects.filter(cluster_id__in={k[0] for k in keys}, name__in={k[2] for k in keys}).order_by()
+        objects, _, namespaced = LINKED_KINDS[kind]
+        qs = objects.filter(cluster_id__in={k[0] for k in keys}, name__in={k[2] for k in keys}).order_by()
         if namespaced:  # the (cluster, namespace, name) index, not a scan of every pod
             qs = qs.filter(namespace__in={k[1] for k in keys})
         qs = qs.annotate(ref_kind=Value(kind, output_field=CharField()),

@@ -19,6 +19,7 @@ from django.db.models import CharField, F, Value
 from django.urls import NoReverseMatch, reverse
 
 from inventory.models import DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
+from inventory.parse import is_subdomain
 
 # kind -> (stored objects of the kind, URL name, namespaced)
 LINKED_KINDS = {
@@ -105,7 +106,8 @@ def attach_object_links(findings: Iterable, known: Iterable[tuple[str, int, str,
                 links.append(ObjectLink(kind, ns, name, "", None))
                 continue
             key_ns = ns if spec[2] else ""
-            if (kind, f.cluster_id, key_ns, name) not in found:
+            # A Node row made from a slice's nodeName may hold a name no Node can have ("..").
+            if (kind, f.cluster_id, key_ns, name) not in found or (kind == "Node" and not is_subdomain(name)):
                 links.append(ObjectLink(kind, ns, name, "", False))
                 continue
             args = (spec[1], f.cluster.name, ns, name) if spec[2] else (spec[1], f.cluster.name, name)

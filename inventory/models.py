@@ -140,7 +140,10 @@ class Node(KubeObjectBase):
         return self.name
 
     def get_absolute_url(self) -> str:
-        return reverse("inventory:node", args=[self.cluster.name, self.name])
+        """"" for a name no Node can have (a placeholder made from a slice's ``nodeName``)."""
+        from .parse import is_subdomain
+
+        return reverse("inventory:node", args=[self.cluster.name, self.name]) if is_subdomain(self.name) else ""
 
 
 class DeviceClass(KubeObjectBase):

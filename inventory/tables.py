@@ -84,7 +84,7 @@ class DeviceTable(tables.Table):
     name = tables.Column(linkify=True, verbose_name="Device")
     cluster = tables.Column(accessor="cluster__name", verbose_name="Cluster")
     node_name = tables.TemplateColumn(
-        '{% if record.node_name %}<a href="{% url \'inventory:node\' record.cluster.name record.node_name %}">{{ record.node_name }}</a>'
+        '{% load claimscope %}{% if record.node_name %}{% node_link record.cluster.name record.node_name %}'
         '{% else %}<span class="muted">network</span>{% endif %}', verbose_name="Node")
     driver = tables.Column()
     type = tables.Column(verbose_name="Type")

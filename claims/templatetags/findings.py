@@ -16,6 +16,7 @@ from django.utils.html import format_html
 
 from claims.links import attach_object_links
 from claims.models import SEVERITY_RANK, Finding, Severity
+from inventory.parse import is_subdomain
 from inventory.templatetags.claimscope import age
 
 register = template.Library()
@@ -33,7 +34,7 @@ def object_url(ref, cluster_name: str) -> str:
             return reverse("claims:claim", args=[cluster_name, ns, name])
         if kind == "Pod" and ns and name:
             return reverse("claims:pod", args=[cluster_name, ns, name])
-        if kind == "Node" and name:
+        if kind == "Node" and is_subdomain(name):
             return reverse("inventory:node", args=[cluster_name, name])
     except NoReverseMatch:
         return ""

@@ -94,9 +94,12 @@ def parse_quantity(value: Any) -> Decimal | None:
 
 def _parse_quantity_uncached(value: Any) -> Decimal | None:
     try:
-        return Decimal(_k8s_parse_quantity(value))
+        q = Decimal(_k8s_parse_quantity(value))
     except (ValueError, TypeError, InvalidOperation):
         return None
+    # The parser takes "NaN", "sNaN" and "Infinity" as Decimal does; Kubernetes refuses them,
+    # and a NaN raises in every comparison the capacity arithmetic makes.
+    return q if q.is_finite() else None
 
 
 @lru_cache(maxsize=8192)

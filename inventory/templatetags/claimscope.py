@@ -102,6 +102,20 @@ def pretty_json(value) -> str:
 
 
 @register.simple_tag
+def node_link(cluster_name: str, name: str, css: str = ""):
+    """A link to a Node's page; the name as plain text when no Node can have it (a slice's or
+    pod's ``nodeName`` is cluster text: ``a/b`` has no page and ``..`` in a link would lead a
+    browser to another one; Node names are DNS-1123 subdomains)."""
+    from django.urls import reverse
+
+    from inventory.parse import is_subdomain
+
+    if not is_subdomain(name):
+        return format_html('<span class="{}" title="not a Node name">{}</span>', css, name)
+    return format_html('<a class="{}" href="{}">{}</a>', css, reverse("inventory:node", args=[cluster_name, name]), name)
+
+
+@register.simple_tag
 def deviceclass_link(cluster_name: str, name: str, css: str = ""):
     """A link to a DeviceClass page; the name as plain text when no DeviceClass can have it
     (a claim may name any string: ``nvidia.com/gpu``, ``..``; DeviceClass names are DNS-1123

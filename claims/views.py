@@ -13,7 +13,7 @@ from datetime import datetime
 from django.core.paginator import Paginator
 from django.db.models import F, Prefetch, Q
 from django.http import Http404
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.vary import vary_on_headers
 from django_tables2 import RequestConfig
@@ -22,6 +22,7 @@ from inventory import listexport
 from inventory import queries as inventory_queries
 from inventory.filters import filtered
 from inventory.htmx import render_live
+from inventory.lookup import by_name
 from inventory.models import AllocationResult, ClaimState, KubeObject, Pod, Reservation, ResourceClaim, SourceKind
 from inventory.records import parse_event
 
@@ -199,7 +200,7 @@ def _history(claim: ResourceClaim, transitions: list[ClaimTransition], reserved_
 
 
 def claim_detail(request, cluster_name: str, namespace: str, name: str):
-    claim = get_object_or_404(
+    claim = by_name(
         ResourceClaim.objects.select_related("cluster").prefetch_related(
             Prefetch("results", queryset=AllocationResult.objects.select_related("device")),
             Prefetch("reservations", queryset=Reservation.objects.all()),
@@ -251,7 +252,7 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
 
 def pod_detail(request, cluster_name: str, namespace: str, name: str):
     """A pod: its claims, the open findings that involve it and the Events about it."""
-    pod = get_object_or_404(Pod.objects.select_related("cluster"), cluster__name=cluster_name, namespace=namespace, name=name)
+    pod = by_name(Pod.objects.select_related("cluster"), cluster__name=cluster_name, namespace=namespace, name=name)
     claims = ResourceClaim.objects.filter(cluster=pod.cluster, namespace=pod.namespace, name__in=pod.claim_names).defer("raw")
     refs = (pod.raw.get("spec") or {}).get("resourceClaims") or []
     findings = _pod_findings(pod)

@@ -37,6 +37,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from inventory.kube import is_unix_time
 from inventory.parse import Device
 
 # Field name -> (human label, unit). Units as dcgm-exporter's counter CSVs state them
@@ -203,6 +204,8 @@ def parse_scrape(text: str, *, timestamp: float | None = None) -> Scrape:
                 for s in fam.samples:
                     ts = s.timestamp
                     ts_f = float(ts) if ts is not None else timestamp
+                    if ts_f is not None and not is_unix_time(ts_f):
+                        raise ValueError(f"timestamp {ts_f!r} is not a time (years 1-9999)")
                     sample = sample_from_labels(s.name, s.labels, s.value, ts_f)
                     if sample is not None:
                         parsed.append(sample)
@@ -243,6 +246,8 @@ def from_query_result(result: Iterable[Mapping[str, Any]]) -> list[DcgmSample]:
             ts, v = float(value[0]), float(value[1])
         except (TypeError, ValueError) as exc:
             raise ValueError(f"result[{i}] has a non-numeric value {value!r}") from exc
+        if not is_unix_time(ts):
+            raise ValueError(f"result[{i}] has a timestamp that is not a time: {value!r:.100}")
         sample = sample_from_labels(name, {str(k): str(x) for k, x in metric.items()}, v, ts)
         if sample is not None:
             out.append(sample)

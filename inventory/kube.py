@@ -120,6 +120,12 @@ def parse_version(text: str | None) -> Version | None:
     return (nums[0], nums[1], nums[2])
 
 
+def is_unix_time(seconds: float) -> bool:
+    """Whether Unix ``seconds`` is a time a datetime can hold (years 1 to 9999; never NaN):
+    a metric sample stamped outside it is malformed, not a reason to fail the telemetry."""
+    return -62135596800.0 <= seconds <= 253402300799.0
+
+
 def parse_time(value: Any) -> datetime | None:
     """RFC 3339 text (``2026-11-18T10:17:06Z``, fractional seconds allowed) as an aware UTC
     datetime; None for anything else, including impossible dates (``2026-02-30T00:00:00Z``)."""

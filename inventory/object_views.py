@@ -16,6 +16,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
 from . import queries
+from .lookup import by_name
 from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
 from .tables import BoundedRequestConfig, ClassDeviceTable, SliceDeviceTable
 
@@ -61,7 +62,7 @@ def deviceclass_list(request, cluster_name: str):
 def deviceclass_detail(request, cluster_name: str, name: str):
     """A DeviceClass: its CEL selectors and config, and the devices that match it (the
     ``device_classes`` the sync computed), first page of them with a count."""
-    dc = get_object_or_404(DeviceClass.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
+    dc = by_name(DeviceClass.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
     spec = dc.raw.get("spec") or {}
     # The JSON list holds the class name quoted; narrowed in SQL, checked exactly here.
     matching = Device.objects.filter(cluster=dc.cluster, device_classes__icontains=json.dumps(dc.name)).select_related(
@@ -98,7 +99,7 @@ def resourceslice_list(request, cluster_name: str):
 
 def resourceslice_detail(request, cluster_name: str, name: str):
     """A ResourceSlice: pool, generation, node or node selector, and its devices with holders."""
-    rs = get_object_or_404(ResourceSlice.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
+    rs = by_name(ResourceSlice.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
     table = SliceDeviceTable(Device.objects.filter(slice=rs).defer("capacity"))
     BoundedRequestConfig(request, paginate=False).configure(table)  # ?sort= orders the queryset
     devices = list(table.data.data)
@@ -123,7 +124,7 @@ def claimtemplate_detail(request, cluster_name: str, namespace: str, name: str):
     """A ResourceClaimTemplate: the requests its claims get, and the stored claims made from it
     (``resource.kubernetes.io/pod-claim-name`` claims own by a pod and named after the
     template's request: found by the pods of the namespace that reference the template)."""
-    t = get_object_or_404(KubeObject.objects.select_related("cluster"), cluster__name=cluster_name, kind=TEMPLATE_KIND,
+    t = by_name(KubeObject.objects.select_related("cluster"), cluster__name=cluster_name, kind=TEMPLATE_KIND,
                           namespace=namespace, name=name)
     spec = ((t.raw.get("spec") or {}).get("spec") or {}).get("devices") or {}
     quoted = json.dumps(t.name)

@@ -29,6 +29,7 @@ from prometheus_api_client.prometheus_connect import PrometheusConnect
 from urllib3.util.retry import Retry
 
 from inventory.dcgm import DEFAULT_FIELDS, DcgmSample, from_query_result
+from inventory.kube import is_unix_time
 
 # Fixed grammars from the Prometheus data model (not built from input).
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
@@ -195,7 +196,7 @@ def range_series(
     try:
         for entry in result:
             labels = {str(k): str(v) for k, v in (entry.get("metric") or {}).items()}
-            points = [(float(ts), float(v)) for ts, v in entry.get("values") or []]
+            points = [(t, float(v)) for ts, v in entry.get("values") or [] if is_unix_time(t := float(ts))]
             out.append((labels, points))
     except (AttributeError, TypeError, ValueError) as exc:
         raise MetricsUnavailable(f"Prometheus at {url} sent a malformed matrix") from exc

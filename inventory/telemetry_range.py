@@ -23,6 +23,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .kube import is_unix_time
+
 RANGE_SUFFIX = ".range.json"
 MAX_FILE_BYTES = 32 * 2**20
 MAX_SERIES = 5_000
@@ -61,7 +63,7 @@ def _points(raw: Any) -> Points | None:
             t, x = float(ts), float(v)
         except (TypeError, ValueError):
             return None
-        if not math.isfinite(t):
+        if not is_unix_time(t):
             return None
         out.append((t, x))
     out.sort(key=lambda tv: tv[0])

@@ -30,6 +30,7 @@ from . import charts, mig
 from .dcgm import METRICS, utilization_percent
 from .htmx import partial_template
 from .kube import GPU_DRIVER
+from .lookup import by_name
 from .models import (
     AllocationResult,
     Cluster,
@@ -221,7 +222,7 @@ _CELL_FIELDS = ("id", "cluster_id", "node_name", "name", "type", "uuid", "parent
 @vary_on_headers("HX-Request")
 def node_panel(request, cluster_name: str, name: str):
     """Latest values of every GPU and MIG instance of one node, with units and the stale banner."""
-    node = get_object_or_404(Node.objects.select_related("cluster").only("name", "cluster"), cluster__name=cluster_name, name=name)
+    node = by_name(Node.objects.select_related("cluster").only("name", "cluster", "uid"), cluster__name=cluster_name, name=name)
     devices = list(
         Device.objects.filter(cluster=node.cluster, node_name=node.name, driver=GPU_DRIVER)
         .exclude(type=DeviceType.OTHER).only(*_CELL_FIELDS)
@@ -240,7 +241,7 @@ def node_panel(request, cluster_name: str, name: str):
 
 def _node_and_devices(cluster_name: str, name: str) -> tuple[Node, list[Device]]:
     """The node and its gpu.nvidia.com GPU and MIG devices with the join fields. 2 queries."""
-    node = get_object_or_404(Node.objects.select_related("cluster").only("name", "cluster"), cluster__name=cluster_name, name=name)
+    node = by_name(Node.objects.select_related("cluster").only("name", "cluster", "uid"), cluster__name=cluster_name, name=name)
     devices = list(
         Device.objects.filter(cluster=node.cluster, node_name=node.name, driver=GPU_DRIVER)
         .exclude(type=DeviceType.OTHER).only("id", *JOIN_FIELDS)

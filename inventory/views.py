@@ -13,6 +13,7 @@ from django.views.decorators.vary import vary_on_headers
 from . import listexport, object_views, queries, search
 from .filters import DeviceFilter, NodeFilter, filtered
 from .htmx import partial_template, render_live
+from .lookup import by_name
 from .models import Cluster, Device, Node, ResourceSlice, SyncRun
 from .tables import DEVICE_EXPORT, NODE_EXPORT, BoundedRequestConfig, DeviceTable, NodeTable
 
@@ -52,7 +53,7 @@ def node_list(request):
 
 
 def node_detail(request, cluster_name: str, name: str):
-    node = get_object_or_404(Node.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
+    node = by_name(Node.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
     devices = list(Device.objects.filter(cluster=node.cluster, node_name=node.name))
     queries.attach_holders(node.cluster_id, devices)
     dra = queries.dra_states(node.cluster, [node.name]).get(node.name)

@@ -72,3 +72,25 @@ def test_a_node_name_no_node_can_have_is_text_on_every_page_not_a_500(tmp_path, 
         assert resp.status_code == 200, url
         body = resp.content.decode()
         assert f'/nodes/{node}/"' not in body, url
+
+
+def test_two_claims_and_pods_of_one_name_open_one_page_that_names_the_other(tmp_path, sync_snapshot, client_in):
+    docs = _docs()
+    claim, pod = _first(docs, "ResourceClaim"), _first(docs, "Pod")
+    twins = []
+    for original in (claim, pod):
+        twin = yaml.safe_load(yaml.safe_dump(original))
+        twin["metadata"]["uid"] = "00000000-0000-4000-8000-00000000beef"
+        twins.append(twin)
+    run = sync_snapshot(_write(tmp_path, docs + twins), name="twins")
+    assert run.status in (SyncStatus.OK, SyncStatus.PARTIAL), run.message
+    meta = claim["metadata"]
+    body = client_in.get(reverse("claims:claim", args=["twins", meta["namespace"], meta["name"]])).content.decode()
+    assert "1 namesake" in body and "00000000-0000-4000-8000-00000000beef" in body
+    meta = pod["metadata"]
+    resp = client_in.get(reverse("claims:pod", args=["twins", meta["namespace"], meta["name"]]))
+    assert resp.status_code == 200 and "00000000-0000-4000-8000-00000000beef" in resp.content.decode()
+    # A page of a unique name says nothing of namesakes; an unknown one is a 404.
+    node = _first(docs, "Node")["metadata"]["name"]
+    assert "namesake" not in client_in.get(reverse("inventory:node", args=["twins", node])).content.decode()
+    assert client_in.get(reverse("claims:claim", args=["twins", "nowhere", "nothing"])).status_code == 404

@@ -63,3 +63,17 @@ def test_no_text_makes_the_scrape_parser_raise(text):
     scrape = parse_scrape(text)
     assert scrape.skipped <= len(text.splitlines())
     assert len(scrape.problems) <= min(scrape.skipped, 5)
+
+
+@pytest.mark.parametrize("stamp", ["-9999999999999999", "9999999999999999", "NaN"])
+@pytest.mark.django_db
+def test_a_sample_stamped_at_no_time_is_one_malformed_line_not_the_telemetry(sync_snapshot, tmp_path, stamp):
+    folder = h100_scrape_folder(tmp_path / "snap")
+    at = SAMPLE_AT[5]
+    (folder / H100_SCRAPE.name).write_text(_damaged(at, f"{LINES[at]} {stamp}"))  # the file's lines carry no stamp
+    scrape = parse_scrape((folder / H100_SCRAPE.name).read_text())
+    assert scrape.skipped == 1 and "not a time" in scrape.problems[0]
+    run = sync_snapshot(folder, name="bad-stamp")
+    assert run.status == "ok", (run.error, run.errors)
+    assert run.counts["skipped"]["malformed scrape lines"] == 1
+    assert Device.objects.filter(cluster__name="bad-stamp").exclude(metrics={}).count() > 0

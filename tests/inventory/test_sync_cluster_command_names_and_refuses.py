@@ -28,3 +28,30 @@ def test_the_cluster_is_named_after_the_snapshot_folder_or_file(tmp_path):
     call_command("sync_cluster", snapshot=str(folder), stdout=io.StringIO())
     call_command("sync_cluster", snapshot=str(folder / "slices.yaml"), stdout=io.StringIO())
     assert sorted(Cluster.objects.values_list("name", flat=True)) == ["slices", "vks-a100"]
+
+
+@pytest.mark.parametrize("name", ["a/b", "A.B", "ünï", "Prod"])
+def test_a_cluster_name_that_would_be_changed_is_refused_with_the_name_it_would_be(tmp_path, name):
+    # "a/b" and "A.B" would both become "ab": the second sync would delete what the first stored.
+    with pytest.raises(CommandError, match=r"did you mean --cluster [a-z]+\?"):
+        call_command("sync_cluster", snapshot=str(H100_SLICES), cluster=name, stdout=io.StringIO())
+    assert not Cluster.objects.exists()
+
+
+def test_a_name_made_from_the_path_never_takes_over_a_cluster_of_another_snapshot(tmp_path):
+    for team in ("a", "b"):
+        (tmp_path / team / "snapshot").mkdir(parents=True)
+        shutil.copy(H100_SLICES, tmp_path / team / "snapshot" / "slices.yaml")
+    call_command("sync_cluster", snapshot=str(tmp_path / "a" / "snapshot"), stdout=io.StringIO())
+    call_command("sync_cluster", snapshot=str(tmp_path / "a" / "snapshot"), stdout=io.StringIO())  # its own: fine
+    first = Cluster.objects.get(name="snapshot")
+    held = first.devices.count()
+    assert held > 0
+    with pytest.raises(CommandError, match="already syncs from snapshot .*give --cluster NAME"):
+        call_command("sync_cluster", snapshot=str(tmp_path / "b" / "snapshot"), stdout=io.StringIO())
+    first.refresh_from_db()
+    assert first.snapshot_path == str(tmp_path / "a" / "snapshot") and first.devices.count() == held
+    # Named on purpose, the other snapshot gets a cluster of its own, or replaces the source.
+    call_command("sync_cluster", snapshot=str(tmp_path / "b" / "snapshot"), cluster="team-b", stdout=io.StringIO())
+    call_command("sync_cluster", snapshot=str(tmp_path / "b" / "snapshot"), cluster="snapshot", stdout=io.StringIO())
+    assert sorted(Cluster.objects.values_list("name", flat=True)) == ["snapshot", "team-b"]

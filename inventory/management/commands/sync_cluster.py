@@ -57,6 +57,18 @@ class Command(BaseCommand):
         slug = slugify(name)[:63]
         if not slug:
             raise CommandError(f"cluster name {name!r} has no usable characters")
+        if opts["cluster"] and slug != opts["cluster"]:
+            # Two names that slug alike ("a/b", "A.B") would sync into one cluster, the second
+            # deleting what only the first holds.
+            raise CommandError(f"cluster name {opts['cluster']!r} is not a cluster name (lower-case letters, digits, "
+                               f"'-' and '_', at most 63); did you mean --cluster {slug}?")
+        existing = Cluster.objects.filter(name=slug).first()
+        if existing is not None and not opts["cluster"] and _other_source(existing, kind, fields):
+            # A name made from the path (".../a/snapshot" and ".../b/snapshot" are both
+            # "snapshot"): syncing another source into it would delete the first one's objects.
+            raise CommandError(f"cluster {slug!r} already syncs from {existing.source_kind} "
+                               f"{existing.snapshot_path or existing.kubeconfig_path or ''}".rstrip()
+                               + f"; give --cluster NAME for a cluster of its own (or --cluster {slug} to replace its source)")
         cluster, _ = Cluster.objects.get_or_create(name=slug, defaults={"source_kind": kind, **fields})
         if fields:
             for k, v in {"source_kind": kind, **fields}.items():
@@ -85,3 +97,14 @@ class Command(BaseCommand):
             raise CommandError(run.error)
         if run.status == SyncStatus.PARTIAL:
             raise CommandError(run.error)
+
+
+def _other_source(cluster: Cluster, kind: str, fields: dict) -> bool:
+    """Is the source the command was given another than the one ``cluster`` syncs from?"""
+    if not fields:
+        return False
+    if cluster.source_kind != kind:
+        return True
+    if kind == SourceKind.SNAPSHOT:
+        return Path(cluster.snapshot_path).resolve() != Path(fields["snapshot_path"]).resolve()
+    return any(getattr(cluster, k) != v for k, v in fields.items())

@@ -16,7 +16,7 @@ from django.db.models import F, OuterRef, Subquery
 from django.db.models.fields.json import KT
 
 from inventory.listexport import Column
-from inventory.models import AllocationResult, ResourceClaim
+from inventory.models import AllocationResult, Node, ResourceClaim
 
 from .models import Finding
 
@@ -100,8 +100,8 @@ class FindingTable(tables.Table):
 
 
 def attach_claim_rows(claims: list[ResourceClaim]) -> None:
-    """``c.result_rows`` (allocation results with their device) and ``c.open_findings`` (most
-    severe first) on each claim: 2 queries for all of them."""
+    """``c.result_rows`` (allocation results with their device), ``c.open_findings`` (most
+    severe first) and ``c.node_stored`` on each claim: 3 queries for all of them."""
     ids = [c.pk for c in claims]
     results: dict[int, list[AllocationResult]] = {}
     for r in AllocationResult.objects.filter(claim_id__in=ids).select_related("device").order_by("pk"):
@@ -111,9 +111,14 @@ def attach_claim_rows(claims: list[ResourceClaim]) -> None:
         "pk", "claim_id", "category", "severity", "summary", "since", "last_seen"
     ).order_by("severity_rank", "pk"):
         open_findings.setdefault(f.claim_id, []).append(f)
+    # A claim's node may not be stored (an allocation naming a node no Node or slice has).
+    named = {c.node_name for c in claims if c.node_name}
+    stored_nodes = set(Node.objects.filter(cluster_id__in={c.cluster_id for c in claims}, name__in=named)
+                       .values_list("cluster_id", "name")) if named else set()
     for c in claims:
         c.result_rows = results.get(c.pk, [])
         c.open_findings = open_findings.get(c.pk, [])
+        c.node_stored = (c.cluster_id, c.node_name) in stored_nodes
 
 
 def _requests(c: ResourceClaim) -> list[str]:

@@ -116,14 +116,17 @@ def node_link(cluster_name: str, name: str, css: str = ""):
 
 
 @register.simple_tag
-def deviceclass_link(cluster_name: str, name: str, css: str = ""):
+def deviceclass_link(cluster_name: str, name: str, css: str = "", stored=None):
     """A link to a DeviceClass page; the name as plain text when no DeviceClass can have it
     (a claim may name any string: ``nvidia.com/gpu``, ``..``; DeviceClass names are DNS-1123
-    subdomains, and ``..`` in a link would lead a browser to another page)."""
+    subdomains, and ``..`` in a link would lead a browser to another page), or, given the
+    ``stored`` names, when the cluster has no DeviceClass of that name (the page is a 404)."""
     from django.urls import reverse
 
     from inventory.parse import is_subdomain
 
     if not is_subdomain(name):
         return format_html('<span class="mono {}" title="not a DeviceClass name">{}</span>', css, name)
+    if stored is not None and name not in stored:
+        return format_html('<span class="{}">{}</span> <span class="small muted">not stored</span>', css, name)
     return format_html('<a class="{}" href="{}">{}</a>', css, reverse("inventory:deviceclass", args=[cluster_name, name]), name)

@@ -49,7 +49,7 @@ def test_claim_list_has_a_findings_column_in_bounded_queries(client_in, sync_sna
 
 
 def test_claim_page_shows_findings_runbook_events_and_history(client_in, stuck_claim, django_assert_max_num_queries):
-    with django_assert_max_num_queries(15):  # + the snapshot clock all ages use
+    with django_assert_max_num_queries(16):  # + the snapshot clock all ages use, + the stored DeviceClass names
         resp = client_in.get(stuck_claim.claim.get_absolute_url())
     body = resp.content.decode()
     assert stuck_claim.summary in body

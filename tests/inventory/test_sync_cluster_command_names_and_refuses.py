@@ -47,7 +47,7 @@ def test_a_name_made_from_the_path_never_takes_over_a_cluster_of_another_snapsho
     first = Cluster.objects.get(name="snapshot")
     held = first.devices.count()
     assert held > 0
-    with pytest.raises(CommandError, match="already syncs from snapshot .*give --cluster NAME"):
+    with pytest.raises(CommandError, match=r"already syncs from snapshot .*give --cluster NAME"):
         call_command("sync_cluster", snapshot=str(tmp_path / "b" / "snapshot"), stdout=io.StringIO())
     first.refresh_from_db()
     assert first.snapshot_path == str(tmp_path / "a" / "snapshot") and first.devices.count() == held

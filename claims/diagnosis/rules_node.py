@@ -477,7 +477,9 @@ def _render_mig_not_published(v: Verdict) -> tuple[str, str]:
 
 
 def rule_overlapping_devices(ctx: Context) -> Iterator[Verdict]:
-    """overlapping_devices_double_allocation: a whole GPU and its MIG instances both allocated."""
+    """overlapping_devices_double_allocation: a whole GPU and its MIG instances both allocated,
+    or one device that only one claim may hold allocated to several."""
+    yield from _shared_exclusive_devices(ctx)
     state = ctx.state
     devices = ctx.each_device()
     # A parent is on its child's node, so a scope (whole nodes) holds both: its own devices do.
@@ -519,9 +521,52 @@ def rule_overlapping_devices(ctx: Context) -> Iterator[Verdict]:
         )
 
 
+def _shared_exclusive_devices(ctx: Context) -> Iterator[Verdict]:
+    """A device without ``allowMultipleAllocations`` named by the allocations of two or more
+    claims (admin-access results are not allocations): the scheduler never does that, so one
+    of the allocations is stale or was written by hand, and both workloads use one GPU."""
+    state = ctx.state
+    by_node: dict[str, list[tuple[Any, list[tuple[str, str]]]]] = defaultdict(list)
+    for d in ctx.each_device():
+        if d.allow_multiple_allocations:
+            continue
+        holders = list(dict.fromkeys((c.namespace, c.name) for c in ctx.used.get(d.key, ())))
+        if len(holders) > 1:
+            by_node[d.node_name or ""].append((d, holders))
+    for node, shared in sorted(by_node.items()):
+        uniq = list(dict.fromkeys(k for _, holders in shared for k in holders))
+        reserved = {r.uid for k in uniq for r in state.claims[k].reserved_for}
+        pods = [p for p in state.pods.values() if p.uid in reserved]
+        yield Verdict(
+            category="overlapping_devices_double_allocation",
+            severity="critical",
+            objects=tuple(dict.fromkeys([
+                *(slice_ref(d.slice_name) for d, _ in shared),
+                *(ObjectRef("ResourceClaim", ns, n) for ns, n in uniq),
+                *(pod_ref(p) for p in pods),
+                *([node_ref(node)] if node else []),
+            ])),
+            uids=tuple(dict.fromkeys([*(state.claims[k].uid for k in uniq), *(p.uid for p in pods)])),
+            since=earliest([state.claims[k].allocation_timestamp for k in uniq]),
+            facts={"shared": [f"{d.name} <- {', '.join(f'{ns}/{n}' for ns, n in holders)}" for d, holders in shared][:20],
+                   "devices": len(shared), "node": node or "no node"},
+        )
+
+
 @renders("overlapping_devices_double_allocation")
 def _render_overlapping(v: Verdict) -> tuple[str, str]:
     f = v.facts
+    if "shared" in f:
+        summary = (
+            f"{f['devices']} device(s) on {f['node']} that only one claim may hold are allocated to several claims"
+            f" at once: {'; '.join(f['shared'])}. The scheduler never allocates such a device twice: one allocation"
+            " is stale or was written by hand, and the workloads share one GPU."
+        )
+        action = (
+            f"Find which claim the driver prepared the device for on {f['node']} (kubelet plugin log, nvidia-smi),"
+            " then delete the other claim's pods so its allocation is released, or deallocate it."
+        )
+        return summary, action
     summary = (
         f"{len(f['parents'])} whole GPU(s) ({', '.join(f['parents'])}) on {f['node']} are allocated while"
         f" {f['mig_allocated']} MIG device(s) carved from them are allocated too; the slice has no"

@@ -113,6 +113,27 @@ def test_whole_gpu_and_its_mig_instance_both_allocated_is_double_allocation():
     assert {("ResourceClaim", "team-a", "whole"), ("ResourceClaim", "team-a", "part")} <= names(f[0])
 
 
+def test_one_exclusive_gpu_allocated_to_two_claims_is_double_allocation():
+    objs = base_cluster() + _reserved("first", "gpu-node-1", "gpu-1") + _reserved("second", "gpu-node-1", "gpu-1")
+    f = run(objs)
+    assert categories(f) == ["overlapping_devices_double_allocation"]
+    assert f[0].severity == "critical"
+    assert {("ResourceClaim", "team-a", "first"), ("ResourceClaim", "team-a", "second"), ("Node", None, "gpu-node-1")} <= names(f[0])
+
+
+def test_a_device_that_allows_multiple_allocations_or_an_admin_access_claim_is_no_double_allocation():
+    objs = base_cluster() + _reserved("first", "gpu-node-1", "gpu-1") + _reserved("second", "gpu-node-1", "gpu-1")
+    slc = next(o for o in objs if o.get("kind") == "ResourceSlice" and o["spec"]["pool"]["name"] == "gpu-node-1")
+    next(d for d in slc["spec"]["devices"] if d["name"] == "gpu-1")["allowMultipleAllocations"] = True
+    assert "overlapping_devices_double_allocation" not in categories(run(objs))
+
+    objs = base_cluster() + _reserved("first", "gpu-node-1", "gpu-1") + _reserved("monitor", "gpu-node-1", "gpu-1")
+    monitor = next(o for o in objs if o.get("kind") == "ResourceClaim" and o["metadata"]["name"] == "monitor")
+    for r in monitor["status"]["allocation"]["devices"]["results"]:
+        r["adminAccess"] = True
+    assert "overlapping_devices_double_allocation" not in categories(run(objs))
+
+
 def test_terminating_pod_with_plugin_down_is_unprepare_blocked():
     objs = base_cluster() + _reserved("leaving", "gpu-node-1", "gpu-1", deletionTimestamp="2026-11-20T10:20:00Z")
     objs.append(_plugin("gpu-node-1", ready=False, restarts=3, waiting="CrashLoopBackOff"))

@@ -225,13 +225,21 @@ def profile_of(device: Device) -> str | None:
 CounterKey = tuple[str, str, str]  # (driver, pool, counter set)
 
 
+def newest_generations(slices: Iterable[tuple[str, str, int]]) -> dict[tuple[str, str], int]:
+    """(driver, pool) -> the newest generation among ``slices`` ((driver, pool, generation) per
+    slice): within a pool only the slices of that generation publish, as the scheduler reads them."""
+    newest: dict[tuple[str, str], int] = {}
+    for driver, pool, generation in slices:
+        if generation > newest.get((driver, pool), generation - 1):
+            newest[(driver, pool)] = generation
+    return newest
+
+
 def counter_sets(slices: Iterable[ResourceSlice]) -> dict[CounterKey, dict[str, Decimal]]:
     """(driver, pool, counter set) -> counter -> amount, from every slice's ``sharedCounters``
     (only the newest generation of each pool counts, as for devices)."""
-    newest: dict[tuple[str, str], int] = {}
     sl = list(slices)
-    for s in sl:
-        newest[(s.driver, s.pool)] = max(newest.get((s.driver, s.pool), s.pool_generation), s.pool_generation)
+    newest = newest_generations((s.driver, s.pool, s.pool_generation) for s in sl)
     out: dict[CounterKey, dict[str, Decimal]] = {}
     for s in sl:
         if s.pool_generation != newest[(s.driver, s.pool)]:
@@ -474,9 +482,7 @@ def node_states(
     the devices. Within a pool only the newest generation's slices publish (as the scheduler
     reads them). ``cel_selects``: decides rules with CEL selectors (``device_taints``)."""
     sl = list(slices)
-    newest: dict[tuple[str, str], int] = {}
-    for s in sl:
-        newest[(s.driver, s.pool)] = max(newest.get((s.driver, s.pool), s.pool_generation), s.pool_generation)
+    newest = newest_generations((s.driver, s.pool, s.pool_generation) for s in sl)
     want = set(nodes) if nodes is not None else None
     by_node: dict[str, list[Device]] = defaultdict(list)
     for s in sl:

@@ -50,6 +50,7 @@ from .normalize import UnknownAPIVersion, normalize
 from .readitem import NOT_SET_UP, ItemRun, ReadItem
 from .snapshot import newest_timestamp
 from .sources import ReadResult
+from .summaries import pool_chunks
 from .writer import Writer
 
 if TYPE_CHECKING:
@@ -86,17 +87,6 @@ def _chunks(items: list[Any], size: int = 400):
     # SQLite caps the parameters of one statement (999 before 3.32): two lists of 400 fit.
     for i in range(0, len(items), size):
         yield items[i : i + size]
-
-
-def _pool_chunks(pools: set[tuple[str, str]]) -> Iterator[tuple[str, list[str]]]:
-    """(driver, pool names) in chunks, per driver: a query per chunk uses the (cluster,
-    driver, pool, name) key's index."""
-    by_driver: dict[str, set[str]] = defaultdict(set)
-    for drv, pool in pools:
-        by_driver[drv].add(pool)
-    for drv, pool_names in sorted(by_driver.items()):
-        for chunk in _chunks(sorted(pool_names)):
-            yield drv, chunk
 
 
 @dataclass
@@ -412,6 +402,8 @@ class Reconcile:
             row["cluster_id"] = self.cluster.pk
             built.append(row)
         creates, updates = decide.split(existing, [uid for _, _, uid, _ in items])
+        if not children:
+            updates = self._without_unchanged(st, model, items, updates)
 
         def describe(row: dict[str, Any]) -> str:
             return f"{kind} {row.get('namespace') or ''}{'/' if row.get('namespace') else ''}{row.get('name')}"
@@ -457,6 +449,22 @@ class Reconcile:
         among = model.objects.filter(Q(cluster=self.cluster) & (extra or Q()))
         self.writer.create_parents(kind, among, new_rows, describe, keyed, stored)
         return created, updated
+
+    def _without_unchanged(self, st: _KindState, model: type, items: list[Item],
+                           updates: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """``updates`` without the objects that carry no ``resourceVersion`` (hand-written
+        files) and equal the stored object: unchanged, as an object met at its stored
+        ``resourceVersion`` is, so a re-sync of the same file reports no update. Kinds with
+        child rows are left to their own checks."""
+        blind = [(pk, i) for pk, i in updates if not rows.meta(items[i][0]).get("resourceVersion")]
+        if not blind:
+            return updates
+        same: set[int] = set()
+        for chunk in _chunks(blind):
+            stored = dict(model.objects.filter(pk__in=[pk for pk, _ in chunk]).values_list("pk", "raw"))
+            same.update(pk for pk, i in chunk if pk in stored and stored[pk] == items[i][0])
+        st.counts.unchanged += len(same)
+        return [u for u in updates if u[0] not in same] if same else updates
 
     def _nodes(self, items: list[Item]) -> None:
         self.node_objects.update(str(rows.meta(o).get("name")) for o, _, _, _ in items)
@@ -506,7 +514,7 @@ class Reconcile:
         """``(driver, pool, name, *columns)`` of the stored devices in the (driver, pool) pairs
         (and with one of ``names``, when given), queried per driver so the (cluster, driver,
         pool, name) key's index is used."""
-        for drv, chunk in _pool_chunks(pools):
+        for drv, chunk in pool_chunks(pools):
             qs = Device.objects.filter(cluster=self.cluster, driver=drv, pool__in=chunk)
             if names is not None and len(names) <= 400:
                 qs = qs.filter(name__in=sorted(names))
@@ -779,7 +787,7 @@ class Reconcile:
         written = {pk for _, pks in self.slices_by_classes for pk in pks} | gone
         match = self._matcher(self.classes or self._classes())
         out = []
-        for drv, chunk in _pool_chunks(pools):
+        for drv, chunk in pool_chunks(pools):
             survivors = ResourceSlice.objects.filter(cluster=self.cluster, driver=drv, pool__in=chunk).order_by("pk")
             for pk, gen, raw in survivors.values_list("pk", "pool_generation", "raw"):
                 if pk in written:

@@ -18,7 +18,7 @@ A DeviceTaintRule or DeviceClass change can reach any device: the caller builds 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -291,6 +291,18 @@ class PoolDevices:
     mig: dict[ProfileKey, tuple[int, int]]
     mig_parents: dict[str, frozenset[str]]
     other: dict[str, tuple[int, int, frozenset[str]]]
+
+
+def pool_chunks(pools: Iterable[PoolKey], size: int = 400) -> Iterator[tuple[str, list[str]]]:
+    """(driver, pool names) in chunks of ``size``, per driver: a query per chunk uses the
+    (cluster, driver, pool, name) key's index (and SQLite's parameter cap: two lists of 400 fit)."""
+    by_driver: dict[str, set[str]] = defaultdict(set)
+    for driver, pool in pools:
+        by_driver[driver].add(pool)
+    for driver, names in sorted(by_driver.items()):
+        ordered = sorted(names)
+        for i in range(0, len(ordered), size):
+            yield driver, ordered[i : i + size]
 
 
 def pool_devices(rows: Iterable[tuple[Any, ...]]) -> dict[PoolKey, PoolDevices]:

@@ -97,8 +97,13 @@ def admin_access_request(claim: ResourceClaim, request: str) -> bool:
 def allocated_devices(state: ClusterState, exclude: ResourceClaim | None = None) -> dict[DeviceKey, list[ResourceClaim]]:
     """Device key -> claims whose allocation results name it (``exclude`` left out). Results
     of admin-access requests are not allocations (``admin_access_request``)."""
+    return allocated_devices_of(state.claims.values(), exclude)
+
+
+def allocated_devices_of(claims: Iterable[ResourceClaim], exclude: ResourceClaim | None = None) -> dict[DeviceKey, list[ResourceClaim]]:
+    """``allocated_devices`` of ``claims`` only."""
     used: dict[DeviceKey, list[ResourceClaim]] = defaultdict(list)
-    for c in state.claims.values():
+    for c in claims:
         if exclude is not None and (c.namespace, c.name) == (exclude.namespace, exclude.name):
             continue
         for r in c.results:

@@ -13,7 +13,13 @@ from collections.abc import Iterator
 from typing import Any
 
 from claims.diagnosis.context import Context, claim_ref, earliest, minutes, node_ref, pod_ref, slice_ref
-from claims.diagnosis.feasibility import ClaimFeasibility, blocking_taints, device_taints, rule_selects
+from claims.diagnosis.feasibility import (
+    ClaimFeasibility,
+    allocated_devices_of,
+    blocking_taints,
+    device_taints,
+    rule_selects,
+)
 from claims.diagnosis.known_issues import issues_for, load_known_issues
 from claims.diagnosis.state import devices_by_uuid
 from claims.diagnosis.verdicts import Verdict, renders
@@ -526,11 +532,16 @@ def _shared_exclusive_devices(ctx: Context) -> Iterator[Verdict]:
     claims (admin-access results are not allocations): the scheduler never does that, so one
     of the allocations is stale or was written by hand, and both workloads use one GPU."""
     state = ctx.state
+    # A scope holds every claim allocated a device on its nodes: their allocations are enough
+    # (the whole cluster's, ``ctx.used``, costs a pass over every claim). Devices on no node
+    # are left to the whole cluster's diagnosis, whose claims all are at hand.
+    scoped = ctx.scope is not None
+    used = allocated_devices_of(ctx.each_claim()) if scoped else ctx.used
     by_node: dict[str, list[tuple[Any, list[tuple[str, str]]]]] = defaultdict(list)
     for d in ctx.each_device():
-        if d.allow_multiple_allocations:
+        if d.allow_multiple_allocations or (scoped and not d.node_name):
             continue
-        holders = list(dict.fromkeys((c.namespace, c.name) for c in ctx.used.get(d.key, ())))
+        holders = list(dict.fromkeys((c.namespace, c.name) for c in used.get(d.key, ())))
         if len(holders) > 1:
             by_node[d.node_name or ""].append((d, holders))
     for node, shared in sorted(by_node.items()):

@@ -116,7 +116,7 @@ def test_a_superseded_pool_generation_changes_no_overview_number(tmp_path, sync_
     old["spec"]["devices"].append(extra)
     assert sync_snapshot(_write(tmp_path, docs), name="one-gen").status == SyncStatus.OK
     (tmp_path / "two").mkdir()
-    run = sync_snapshot(_write(tmp_path / "two", docs + [old]), name="two-gen")
+    run = sync_snapshot(_write(tmp_path / "two", [*docs, old]), name="two-gen")
     assert run.status in (SyncStatus.OK, SyncStatus.PARTIAL), run.message
     one, two = (Cluster.objects.get(name=n) for n in ("one-gen", "two-gen"))
     assert Device.objects.filter(cluster=two, name="gpu-99").exists()  # stored: the list may show it

@@ -26,13 +26,13 @@ from inventory.lookup import by_name
 from inventory.models import (
     AllocationResult,
     ClaimState,
-    DeviceClass,
     KubeObject,
     Pod,
     Reservation,
     ResourceClaim,
     SourceKind,
 )
+from inventory.object_views import stored_class_names
 from inventory.records import parse_event
 
 from .context_processors import NAV_SEVERITIES
@@ -255,7 +255,7 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
         "history": _history(claim, transitions, reserved_now=bool(reservations), allocated_now=bool(results)),
         "now": clock[claim.cluster_id],
         "dra": inventory_queries.claim_dra(claim.raw),
-        "stored_classes": set(DeviceClass.objects.filter(cluster=claim.cluster).values_list("name", flat=True)),
+        "stored_classes": stored_class_names(claim.cluster),
     }
     return render(request, "claims/claim_detail.html", ctx)
 

@@ -33,7 +33,7 @@ YAML_MODELS: dict[str, tuple[Any, str]] = {
 }
 
 
-def _class_names(cluster: Cluster) -> set[str]:
+def stored_class_names(cluster: Cluster) -> set[str]:
     """Names of the cluster's stored DeviceClasses: a link to any other would be a 404."""
     return set(DeviceClass.objects.filter(cluster=cluster).values_list("name", flat=True))
 
@@ -142,7 +142,7 @@ def claimtemplate_detail(request, cluster_name: str, namespace: str, name: str):
     claim_names = {c for p in pods for c in p.claim_names or []}
     claims = ResourceClaim.objects.filter(cluster=t.cluster, namespace=t.namespace, name__in=claim_names).defer("raw") \
         .order_by("name") if claim_names else []
-    ctx = {"t": t, "cluster": t.cluster, "stored_classes": _class_names(t.cluster), "requests": spec.get("requests") or [], "constraints": spec.get("constraints") or [],
+    ctx = {"t": t, "cluster": t.cluster, "stored_classes": stored_class_names(t.cluster), "requests": spec.get("requests") or [], "constraints": spec.get("constraints") or [],
            "config": spec.get("config") or [], "pods": pods, "claims": claims}
     return render(request, "inventory/claimtemplate_detail.html", ctx)
 

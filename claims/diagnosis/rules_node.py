@@ -503,7 +503,8 @@ def rule_overlapping_devices(ctx: Context) -> Iterator[Verdict]:
         claims = []
         for parent, child in pairs:
             claims.extend(ctx.used[parent.key] + ctx.used[child.key])
-        uniq = list(dict.fromkeys((c.namespace, c.name) for c in claims))
+        uniq = sorted({(c.namespace, c.name) for c in claims})
+        pairs.sort(key=lambda pair: (pair[0].name, pair[1].name))
         pods = []
         for key in uniq:
             c = state.claims[key]
@@ -541,13 +542,15 @@ def _shared_exclusive_devices(ctx: Context) -> Iterator[Verdict]:
     for d in ctx.each_device():
         if d.allow_multiple_allocations or (scoped and not d.node_name):
             continue
-        holders = list(dict.fromkeys((c.namespace, c.name) for c in used.get(d.key, ())))
+        # Sorted: the order claims are read in differs between a scoped and a whole diagnosis.
+        holders = sorted({(c.namespace, c.name) for c in used.get(d.key, ())})
         if len(holders) > 1:
             by_node[d.node_name or ""].append((d, holders))
     for node, shared in sorted(by_node.items()):
+        shared.sort(key=lambda pair: (pair[0].slice_name, pair[0].name))
         uniq = list(dict.fromkeys(k for _, holders in shared for k in holders))
         reserved = {r.uid for k in uniq for r in state.claims[k].reserved_for}
-        pods = [p for p in state.pods.values() if p.uid in reserved]
+        pods = sorted((p for p in state.pods.values() if p.uid in reserved), key=lambda p: (p.namespace, p.name))
         yield Verdict(
             category="overlapping_devices_double_allocation",
             severity="critical",

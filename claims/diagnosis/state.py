@@ -41,6 +41,10 @@ from inventory.records import (
 __all__ = ["ClusterState", "ComponentInfo", "parse_time"]  # parse_time: callers import it from here too
 
 
+def _by_name(obj: Any) -> tuple[str, str]:
+    return (obj.namespace or "", obj.name)
+
+
 @dataclass(frozen=True)
 class ComponentInfo:
     """A control-plane component seen as a static pod: version and ``--feature-gates``."""
@@ -172,8 +176,9 @@ class ClusterState:
         return {p.uid: p for p in self.pods.values() if p.uid}
 
     def claims_reserving(self, uid: str) -> list[ResourceClaim]:
-        """The claims whose ``status.reservedFor`` names the consumer ``uid``, in claims order."""
-        return list(self._claims_by_reserved.get(uid, ())) if uid else []
+        """The claims whose ``status.reservedFor`` names the consumer ``uid``, by namespace and
+        name: a patched state holds its claims in another order than a fresh one."""
+        return sorted(self._claims_by_reserved.get(uid, ()), key=_by_name) if uid else []
 
     @cached_property
     def _claims_by_reserved(self) -> dict[str, list[ResourceClaim]]:
@@ -552,8 +557,8 @@ class ClusterState:
         return out
 
     def pods_using_claim(self, claim: ResourceClaim) -> list[Pod]:
-        """Pods in the claim's namespace that reference it (directly or via a template)."""
-        return list(self._pods_by_claim.get((claim.namespace, claim.name), ()))
+        """Pods in the claim's namespace that reference it (directly or via a template), by name."""
+        return sorted(self._pods_by_claim.get((claim.namespace, claim.name), ()), key=_by_name)
 
     def events_for(self, kind: str, namespace: str | None, name: str) -> list[Event]:
         return [

@@ -54,6 +54,12 @@ def _mutations(objects):
         out[i]["metadata"]["uid"] = f"recreated-{next(rv)}"
         _bump(out[i], next(rv))
         yield f"claim {name} re-created", out
+        if (objects[i].get("status") or {}).get("allocation"):
+            out = copy.deepcopy(objects)
+            twin = copy.deepcopy(objects[i])
+            twin["metadata"].update(name=f"{name}-twin", uid=f"twin-{next(rv)}")
+            out.append(_bump(twin, next(rv)))
+            yield f"claim {name} allocated twice", out  # its devices now held by two claims
     for i in idx["Pod"][:PER_CASE]:
         yield f"pod {objects[i]['metadata'].get('name')} deleted", [o for j, o in enumerate(objects) if j != i]
     for i in idx["Event"][:PER_CASE]:

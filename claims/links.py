@@ -53,6 +53,11 @@ class ObjectLink:
         return self.stored is False
 
 
+def _linkable(namespace: str, name: str) -> bool:
+    """Kubernetes names and namespaces of every linked kind are DNS-1123 subdomains (or labels)."""
+    return is_subdomain(name) and (not namespace or is_subdomain(namespace))
+
+
 def _refs(finding) -> list[tuple[str, str, str]]:
     out = []
     for o in finding.involved or []:
@@ -106,8 +111,9 @@ def attach_object_links(findings: Iterable, known: Iterable[tuple[str, int, str,
                 links.append(ObjectLink(kind, ns, name, "", None))
                 continue
             key_ns = ns if spec[2] else ""
-            # A Node row made from a slice's nodeName may hold a name no Node can have ("..").
-            if (kind, f.cluster_id, key_ns, name) not in found or (kind == "Node" and not is_subdomain(name)):
+            # A row made from cluster text (a slice's nodeName) may hold a name no object can have:
+            # ``..`` in a link would lead a browser to another page.
+            if (kind, f.cluster_id, key_ns, name) not in found or not _linkable(key_ns, name):
                 links.append(ObjectLink(kind, ns, name, "", False))
                 continue
             args = (spec[1], f.cluster.name, ns, name) if spec[2] else (spec[1], f.cluster.name, name)

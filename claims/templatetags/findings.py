@@ -10,35 +10,14 @@ from datetime import UTC, datetime
 
 from django import template
 from django.db.models import Count, Min, Q
-from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
 from claims.links import attach_object_links
 from claims.models import SEVERITY_RANK, Finding, Severity
-from inventory.parse import is_subdomain
 from inventory.templatetags.claimscope import age
 
 register = template.Library()
-
-
-@register.filter
-def object_url(ref, cluster_name: str) -> str:
-    """URL of the page of an involved object ``{kind, namespace, name}``, or "" (no page)."""
-    try:
-        kind, ns, name = ref.get("kind"), ref.get("namespace"), ref.get("name")
-    except AttributeError:
-        return ""
-    try:
-        if kind == "ResourceClaim" and ns and name:
-            return reverse("claims:claim", args=[cluster_name, ns, name])
-        if kind == "Pod" and ns and name:
-            return reverse("claims:pod", args=[cluster_name, ns, name])
-        if kind == "Node" and is_subdomain(name):
-            return reverse("inventory:node", args=[cluster_name, name])
-    except NoReverseMatch:
-        return ""
-    return ""
 
 
 @register.filter

@@ -101,32 +101,29 @@ def pretty_json(value) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
-@register.simple_tag
-def node_link(cluster_name: str, name: str, css: str = ""):
-    """A link to a Node's page; the name as plain text when no Node can have it (a slice's or
-    pod's ``nodeName`` is cluster text: ``a/b`` has no page and ``..`` in a link would lead a
-    browser to another one; Node names are DNS-1123 subdomains)."""
+def _object_link(view: str, kind: str, cluster_name: str, name: str, css: str, stored=None):
+    """A link to a cluster object's page; the name as plain text when no object of ``kind``
+    can have it (cluster text: ``a/b`` has no page and ``..`` in a link would lead a browser
+    to another one; Node and DeviceClass names are DNS-1123 subdomains), or, given the
+    ``stored`` names, when the cluster holds none of that name (its page is a 404)."""
     from django.urls import reverse
 
     from inventory.parse import is_subdomain
 
     if not is_subdomain(name):
-        return format_html('<span class="{}" title="not a Node name">{}</span>', css, name)
-    return format_html('<a class="{}" href="{}">{}</a>', css, reverse("inventory:node", args=[cluster_name, name]), name)
+        return format_html('<span class="mono {}" title="not a {} name">{}</span>', css, kind, name)
+    if stored is not None and name not in stored:
+        return format_html('<span class="{}">{}</span> <span class="small muted">not stored</span>', css, name)
+    return format_html('<a class="{}" href="{}">{}</a>', css, reverse(view, args=[cluster_name, name]), name)
+
+
+@register.simple_tag
+def node_link(cluster_name: str, name: str, css: str = "", stored=None):
+    """A link to a Node's page (a slice's or pod's ``nodeName`` may be any string)."""
+    return _object_link("inventory:node", "Node", cluster_name, name, css, stored)
 
 
 @register.simple_tag
 def deviceclass_link(cluster_name: str, name: str, css: str = "", stored=None):
-    """A link to a DeviceClass page; the name as plain text when no DeviceClass can have it
-    (a claim may name any string: ``nvidia.com/gpu``, ``..``; DeviceClass names are DNS-1123
-    subdomains, and ``..`` in a link would lead a browser to another page), or, given the
-    ``stored`` names, when the cluster has no DeviceClass of that name (the page is a 404)."""
-    from django.urls import reverse
-
-    from inventory.parse import is_subdomain
-
-    if not is_subdomain(name):
-        return format_html('<span class="mono {}" title="not a DeviceClass name">{}</span>', css, name)
-    if stored is not None and name not in stored:
-        return format_html('<span class="{}">{}</span> <span class="small muted">not stored</span>', css, name)
-    return format_html('<a class="{}" href="{}">{}</a>', css, reverse("inventory:deviceclass", args=[cluster_name, name]), name)
+    """A link to a DeviceClass page (a claim may name any string: ``nvidia.com/gpu``, ``..``)."""
+    return _object_link("inventory:deviceclass", "DeviceClass", cluster_name, name, css, stored)

@@ -49,3 +49,19 @@ def test_slices_classes_and_templates_link_when_stored_and_say_not_stored_when_n
     body = client_in.get(reverse("claims:stuck")).content.decode()
     slice_url = next(link.url for f in findings for link in f.links if link.kind == "ResourceSlice" and link.url)
     assert f'href="{slice_url}"' in body
+
+
+def test_a_stored_object_whose_name_no_object_can_have_is_named_not_linked(sync_snapshot):
+    """A row made from cluster text may hold ``..``: a link to it would lead elsewhere."""
+    sync_snapshot(CASES / CASE_NAMES[0] / "snapshot", name="dots")
+    f = Finding.objects.open().select_related("cluster").filter(cluster__name="dots").first()
+    cluster = f.cluster
+    ResourceSlice.objects.create(cluster=cluster, name="..", uid="dots-slice", driver="gpu.nvidia.com", raw={})
+    KubeObject.objects.create(cluster=cluster, kind="ResourceClaimTemplate", namespace="..", name="t", uid="dots-t",
+                              raw={})
+    good = ResourceSlice.objects.filter(cluster=cluster).exclude(name="..").first()
+    f.involved = [{"kind": "ResourceSlice", "name": ".."},
+                  {"kind": "ResourceClaimTemplate", "namespace": "..", "name": "t"},
+                  {"kind": "ResourceSlice", "name": good.name}]
+    attach_object_links([f])
+    assert [(link.url != "", link.missing) for link in f.links] == [(False, True), (False, True), (True, False)]

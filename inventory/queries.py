@@ -301,6 +301,16 @@ def _published(rows: Iterable[tuple[Any, ...]], stale: set[int]) -> Iterator[tup
             yield r[:-1]
 
 
+def superseded_on_node(cluster: Cluster, node_name: str) -> set[int]:
+    """pks of the slices on ``node_name`` a newer generation of their pool replaces (the
+    pool's other slices may be on no node or another one: all of them are read)."""
+    pools = set(ResourceSlice.objects.filter(cluster=cluster, node_name=node_name).values_list("driver", "pool"))
+    stale: set[int] = set()
+    for driver, names in summaries.pool_chunks(pools):
+        stale |= _superseded_slices(ResourceSlice.objects.filter(cluster=cluster, driver=driver, pool__in=names))
+    return stale
+
+
 def _superseded_slices(slices: QuerySet) -> set[int]:
     """pks of the slices a newer generation of their pool replaces: their devices are not
     published (the scheduler's rule, ``capacity.newest_generations``), so not counted. Usually

@@ -96,12 +96,9 @@ def test_two_claims_and_pods_of_one_name_open_one_page_that_names_the_other(tmp_
     assert client_in.get(reverse("claims:claim", args=["twins", "nowhere", "nothing"])).status_code == 404
 
 
-def test_a_superseded_pool_generation_changes_no_overview_number(tmp_path, sync_snapshot):
-    """A driver restarting its plugin may list a new pool generation beside the old one: only
-    the newest generation publishes, so the old slice's extra GPU is neither counted nor free
-    (the capacity figures already read it so; the overview's device counts now agree)."""
-    from inventory import queries
-
+def _two_generations(tmp_path, sync_snapshot):
+    """Cluster ``one-gen`` (the case) and ``two-gen`` (the case plus an older generation of one
+    pool, whose slice lists one more GPU, gpu-99); returns both and the two slices."""
     docs = _docs()
     s = _first(docs, "ResourceSlice")
     s["spec"]["pool"]["generation"] = 2
@@ -120,8 +117,30 @@ def test_a_superseded_pool_generation_changes_no_overview_number(tmp_path, sync_
     assert run.status in (SyncStatus.OK, SyncStatus.PARTIAL), run.message
     one, two = (Cluster.objects.get(name=n) for n in ("one-gen", "two-gen"))
     assert Device.objects.filter(cluster=two, name="gpu-99").exists()  # stored: the list may show it
+    return one, two, s, old
+
+
+def test_a_superseded_pool_generation_changes_no_overview_number(tmp_path, sync_snapshot):
+    """A driver restarting its plugin may list a new pool generation beside the old one: only
+    the newest generation publishes, so the old slice's extra GPU is neither counted nor free
+    (the capacity figures already read it so; the overview's device counts now agree)."""
+    from inventory import queries
+
+    one, two, _, _ = _two_generations(tmp_path, sync_snapshot)
     want = queries._overview_counts(one)
     assert want["products"] and queries._overview_counts(two) == want
+
+
+def test_the_node_page_leaves_out_a_superseded_generation_and_marks_its_slice(tmp_path, sync_snapshot, client_in):
+    _, two, s, old = _two_generations(tmp_path, sync_snapshot)
+    node = s["spec"]["nodeName"]
+    body = client_in.get(reverse("inventory:node", args=[two.name, node])).content.decode()
+    assert "gpu-99" not in body  # only the old generation lists it
+    assert s["spec"]["devices"][0]["name"] in body
+    row = next(line for line in body.splitlines() if old["metadata"]["name"] in line)
+    assert "superseded" in row
+    new_row = next(line for line in body.splitlines() if f'{s["metadata"]["name"]}<' in line)
+    assert "superseded" not in new_row
 
 
 def test_a_re_sync_of_a_file_without_resource_versions_reports_no_update(tmp_path, sync_snapshot):

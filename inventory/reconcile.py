@@ -402,7 +402,7 @@ class Reconcile:
             row["cluster_id"] = self.cluster.pk
             built.append(row)
         creates, updates = decide.split(existing, [uid for _, _, uid, _ in items])
-        if not children:
+        if not children or kind == "ResourceClaim":  # a slice's devices also name nodes: its own path
             updates = self._without_unchanged(st, model, items, updates)
 
         def describe(row: dict[str, Any]) -> str:
@@ -454,8 +454,8 @@ class Reconcile:
                            updates: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """``updates`` without the objects that carry no ``resourceVersion`` (hand-written
         files) and equal the stored object: unchanged, as an object met at its stored
-        ``resourceVersion`` is, so a re-sync of the same file reports no update. Kinds with
-        child rows are left to their own checks."""
+        ``resourceVersion`` is, so a re-sync of the same file reports no update (and an unchanged
+        slice's or claim's child rows stay as they are)."""
         blind = [(pk, i) for pk, i in updates if not rows.meta(items[i][0]).get("resourceVersion")]
         if not blind:
             return updates

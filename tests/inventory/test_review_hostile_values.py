@@ -146,7 +146,9 @@ def test_the_node_page_leaves_out_a_superseded_generation_and_marks_its_slice(tm
 def test_a_re_sync_of_a_file_without_resource_versions_reports_no_update(tmp_path, sync_snapshot):
     """Hand-written snapshots carry no resourceVersion: an object equal to the stored one is
     unchanged, as one met at its stored resourceVersion is (it was counted updated on every
-    re-sync). Kinds with child rows (slices, claims) still take their own path."""
+    re-sync), claims included, whose allocation results stay. Slices take their own path."""
+    from inventory.models import AllocationResult
+
     docs = _docs()
     for d in docs:
         d.get("metadata", {}).pop("resourceVersion", None)
@@ -154,10 +156,19 @@ def test_a_re_sync_of_a_file_without_resource_versions_reports_no_update(tmp_pat
     sync_snapshot(path, name="no-rv")
     again = sync_snapshot(path, name="no-rv")
     assert again.status == SyncStatus.OK, again.message
-    for kind in ("Node", "Pod", "DeviceClass"):
+    for kind in ("Node", "Pod", "DeviceClass", "ResourceClaim"):
         c = again.counts[kind]
         assert c["seen"] > 0 and c["updated"] == 0 and c["unchanged"] == c["seen"], (kind, c)
+    cluster = Cluster.objects.get(name="no-rv")
+    held = sorted(AllocationResult.objects.filter(claim__cluster=cluster).values_list("claim__name", "device__name"))
+    assert held and Device.objects.filter(cluster=cluster).count() > 0
     pod = _first(docs, "Pod")
     pod["metadata"].setdefault("labels", {})["changed"] = "yes"
+    claim = next(d for d in docs if d.get("kind") == "ResourceClaim" and (d.get("status") or {}).get("allocation"))
+    claim["status"].pop("allocation")
+    claim["status"].pop("reservedFor", None)
     changed = sync_snapshot(_write(tmp_path, docs), name="no-rv")
     assert changed.counts["Pod"]["updated"] == 1, changed.counts["Pod"]
+    assert changed.counts["ResourceClaim"]["updated"] == 1, changed.counts["ResourceClaim"]
+    left = sorted(AllocationResult.objects.filter(claim__cluster=cluster).values_list("claim__name", "device__name"))
+    assert left == [h for h in held if h[0] != claim["metadata"]["name"]]

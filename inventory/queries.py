@@ -301,14 +301,18 @@ def _published(rows: Iterable[tuple[Any, ...]], stale: set[int]) -> Iterator[tup
             yield r[:-1]
 
 
-def superseded_on_node(cluster: Cluster, node_name: str) -> set[int]:
-    """pks of the slices on ``node_name`` a newer generation of their pool replaces (the
-    pool's other slices may be on no node or another one: all of them are read)."""
-    pools = set(ResourceSlice.objects.filter(cluster=cluster, node_name=node_name).values_list("driver", "pool"))
-    stale: set[int] = set()
-    for driver, names in summaries.pool_chunks(pools):
-        stale |= _superseded_slices(ResourceSlice.objects.filter(cluster=cluster, driver=driver, pool__in=names))
-    return stale
+def superseded_among(cluster: Cluster, slices: Iterable[ResourceSlice]) -> set[int]:
+    """pks of the slices (and of the other slices of their pools, which may be on no node or
+    another one: all of them are read) that a newer generation of their pool replaces. One
+    query for a node's few pools, whatever their drivers."""
+    pools = {(s.driver, s.pool) for s in slices}
+    names = sorted({pool for _, pool in pools})
+    found: list[tuple[int, str, str, int]] = []
+    for i in range(0, len(names), 400):
+        rows = ResourceSlice.objects.filter(cluster=cluster, pool__in=names[i : i + 400]).order_by()
+        found += [r for r in rows.values_list("pk", "driver", "pool", "pool_generation") if (r[1], r[2]) in pools]
+    newest = capacity.newest_generations((d, p, g) for _, d, p, g in found)
+    return {pk for pk, d, p, g in found if g != newest[(d, p)]}
 
 
 def _superseded_slices(slices: QuerySet) -> set[int]:

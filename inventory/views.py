@@ -54,8 +54,9 @@ def node_list(request):
 
 def node_detail(request, cluster_name: str, name: str):
     node = by_name(Node.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
+    slices = list(ResourceSlice.objects.filter(cluster=node.cluster, node_name=node.name).defer("raw"))
     # A superseded pool generation's devices are not published (a driver restarting): not shown.
-    stale = queries.superseded_on_node(node.cluster, node.name)
+    stale = queries.superseded_among(node.cluster, slices)
     devices = [d for d in Device.objects.filter(cluster=node.cluster, node_name=node.name) if d.slice_id not in stale]
     queries.attach_holders(node.cluster_id, devices)
     dra = queries.dra_states(node.cluster, [node.name]).get(node.name)
@@ -65,7 +66,6 @@ def node_detail(request, cluster_name: str, name: str):
     for g in gpus:  # under dynamic MIG what still fits a GPU is what its counters allow
         if g["dynamic"] and dra is not None:
             g["fit_more"] = {p: n for p, n in (dra.gpu_allocatable(g["uuid"]) or {}).items() if n}
-    slices = list(ResourceSlice.objects.filter(cluster=node.cluster, node_name=node.name).defer("raw"))
     for s in slices:
         s.superseded = s.pk in stale
     status = (node.raw.get("status") or {}) if isinstance(node.raw, dict) else {}

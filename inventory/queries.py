@@ -302,17 +302,15 @@ def _published(rows: Iterable[tuple[Any, ...]], stale: set[int]) -> Iterator[tup
 
 
 def superseded_among(cluster: Cluster, slices: Iterable[ResourceSlice]) -> set[int]:
-    """pks of the slices (and of the other slices of their pools, which may be on no node or
-    another one: all of them are read) that a newer generation of their pool replaces. One
-    query for a node's few pools, whatever their drivers."""
-    pools = {(s.driver, s.pool) for s in slices}
-    names = sorted({pool for _, pool in pools})
-    found: list[tuple[int, str, str, int]] = []
+    """pks of the slices a newer generation of their pool replaces, among ``slices``' pools
+    (whose other slices may be on no node or another one: all are read). One query for a
+    node's few pools, whatever their drivers; a namesake pool of another driver is judged on
+    its own generations."""
+    names = sorted({s.pool for s in slices})
+    stale: set[int] = set()
     for i in range(0, len(names), 400):
-        rows = ResourceSlice.objects.filter(cluster=cluster, pool__in=names[i : i + 400]).order_by()
-        found += [r for r in rows.values_list("pk", "driver", "pool", "pool_generation") if (r[1], r[2]) in pools]
-    newest = capacity.newest_generations((d, p, g) for _, d, p, g in found)
-    return {pk for pk, d, p, g in found if g != newest[(d, p)]}
+        stale |= _superseded_slices(ResourceSlice.objects.filter(cluster=cluster, pool__in=names[i : i + 400]))
+    return stale
 
 
 def _superseded_slices(slices: QuerySet) -> set[int]:

@@ -455,7 +455,8 @@ class Reconcile:
         """``updates`` without the objects that carry no ``resourceVersion`` (hand-written
         files) and equal the stored object: unchanged, as an object met at its stored
         ``resourceVersion`` is, so a re-sync of the same file reports no update (and an unchanged
-        slice's or claim's child rows stay as they are)."""
+        claim's allocation results stay as they are). Slices are left to their own checks: their
+        devices also name nodes."""
         blind = [(pk, i) for pk, i in updates if not rows.meta(items[i][0]).get("resourceVersion")]
         if not blind:
             return updates

@@ -111,7 +111,7 @@ class Context:
         if "devices" not in self._scoped:  # by slice: the scope's are few, the devices many
             devices = self.state.devices
             self._scoped["devices"] = list({
-                d.key: devices[d.key] for s in self.state.slices if not s.node_name or s.node_name in sc.nodes
+                d.key: devices[d.key] for s in self.state.slices_of_nodes(sc.nodes)
                 for d in s.devices if d.key in devices and (not d.node_name or d.node_name in sc.nodes)
             }.values())
         return self._scoped["devices"]

@@ -302,7 +302,7 @@ class ClusterState:
             cluster_roles=self.cluster_roles, config_maps=self.config_maps, prom=self.prom,
             kinds_seen=frozenset(kinds), errors=self.errors,
         )  # fmt: skip
-        for name in ("_slices_by_node", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node", "devices_by_uuid",
+        for name in ("_slices_by_node", "_slice_seq", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node", "devices_by_uuid",
                      "_node_seq", "node_facts", "device_matches"):
             if name in self.__dict__:  # what only slices, DaemonSets and plugin pods move
                 new.__dict__[name] = self.__dict__[name]
@@ -569,6 +569,18 @@ class ClusterState:
 
     def slices_on_node(self, node: str) -> list[ResourceSlice]:
         return list(self._slices_by_node.get(node, ()))
+
+    def slices_of_nodes(self, nodes: Iterable[str]) -> list[ResourceSlice]:
+        """The slices published on ``nodes`` and those on no node, in the state's order (a
+        scope reads a few nodes' slices of many)."""
+        by_node = self._slices_by_node
+        found = [s for n in (*nodes, None, "") for s in by_node.get(n, ())]
+        seq = self._slice_seq
+        return sorted({id(s): s for s in found}.values(), key=lambda s: seq[id(s)])
+
+    @cached_property
+    def _slice_seq(self) -> dict[int, int]:
+        return {id(s): i for i, s in enumerate(self.slices)}
 
     def plugin_pods_on_node(self, node: str) -> list[Pod]:
         return list(self._plugin_pods_by_node.get(node, ()))

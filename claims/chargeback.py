@@ -364,13 +364,20 @@ def csv_rows(report: Report) -> list[list[Any]]:
 
 
 def bucket_for(since: datetime, until: datetime) -> timedelta:
-    """Trend bucket: an hour up to two days, a day up to 62 days, else a week."""
+    """Trend bucket: an hour up to two days, a day up to 62 days, a week up to three years,
+    beyond that whole days enough for at most ``MAX_BUCKETS`` (a window typed as 2026 to
+    9999 must not make a trend of 400,000 weeks)."""
     span = until - since
     if span <= timedelta(days=2):
         return timedelta(hours=1)
     if span <= timedelta(days=62):
         return timedelta(days=1)
-    return timedelta(days=7)
+    if span <= timedelta(weeks=MAX_BUCKETS):
+        return timedelta(days=7)
+    return timedelta(days=-(-span.days // MAX_BUCKETS) + 1)
+
+
+MAX_BUCKETS = 156
 
 
 def summarize(
@@ -397,6 +404,8 @@ def summarize(
     t = since
     while t < until:
         edges.append(t)
+        if until - t <= bucket:  # the last bucket: the next edge may lie past datetime.max
+            break
         t += bucket
     rows: dict[tuple[str, str, str], Row] = {}
     trend: dict[tuple[datetime, str], float] = {}
@@ -427,7 +436,7 @@ def summarize(
         for edge in edges[first:]:
             if h.end is not None and edge >= h.end:
                 break
-            s = held_seconds(h.start, h.end, edge, min(edge + bucket, until))
+            s = held_seconds(h.start, h.end, edge, edge + bucket if until - edge > bucket else until)
             if s > 0:
                 trend[(edge, h.namespace)] = trend.get((edge, h.namespace), 0.0) + s / 3600 * h.share
     ordered = sorted(rows.values(), key=lambda r: (r.cluster, r.namespace, r.product))

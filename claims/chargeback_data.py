@@ -429,7 +429,10 @@ def window(clusters: Sequence[Cluster], since_text: str | None, until_text: str 
     if until is None:
         moments = [as_of(c) for c in clusters]
         until = max(moments) if moments else timezone.now()
-    since = parse_moment(since_text) or until - WINDOWS.get(preset or "", WINDOWS[DEFAULT_WINDOW])
+    try:
+        since = parse_moment(since_text) or until - WINDOWS.get(preset or "", WINDOWS[DEFAULT_WINDOW])
+    except OverflowError:
+        raise ValueError("the window's start would lie before the year 1") from None
     if until <= since:
         raise ValueError("the window's end must be after its start")
     return since, until

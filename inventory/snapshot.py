@@ -23,9 +23,11 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -426,6 +428,19 @@ _TIME_HOLDERS = frozenset({
 })  # fmt: skip
 
 
+_SKEW = 3600.0  # seconds a cluster's clock may run ahead of this machine's
+_latest_at = [-1.0, ""]  # (monotonic second it was made, the text): one clock read a second
+
+
+def _latest() -> str:
+    """The latest moment a snapshot read now can hold, as ``YYYY-MM-DDTHH:MM:SS`` (UTC)."""
+    t = time.monotonic()
+    if t - _latest_at[0] >= 1.0:
+        _latest_at[0] = t
+        _latest_at[1] = (datetime.now(UTC) + timedelta(seconds=_SKEW)).strftime("%Y-%m-%dT%H:%M:%S")
+    return _latest_at[1]
+
+
 def _is_time(v: Any) -> bool:
     return type(v) is str and len(v) >= 20 and v[4] == "-" and v[10] == "T" and v[-1] == "Z"
 
@@ -433,15 +448,19 @@ def _is_time(v: Any) -> bool:
 def newest_timestamp(objects: Iterable[Any], newest: str | None = None) -> str | None:
     """The later of ``newest`` and the latest RFC 3339 ``YYYY-MM-DDTHH:MM:SS...Z`` value of a
     time field (``TIME_FIELDS``) in the objects (the snapshot's moment), returned as found;
-    only the maps and lists that hold such fields (``_TIME_HOLDERS``) are walked."""
+    only the maps and lists that hold such fields (``_TIME_HOLDERS``) are walked. A time after
+    the moment of the walk (``_latest``: the clock plus an hour of skew) is not when the
+    snapshot was taken: one hand-edited or skewed object would move the clock of every
+    diagnosis, age and chargeback window of its cluster, so it is passed over."""
     stack: list[Any] = [o for o in objects if isinstance(o, dict)]
+    latest = _latest()
     while stack:
         v = stack.pop()
         if isinstance(v, dict):
             for k, x in v.items():
                 if k in TIME_FIELDS:
                     # Compared on the second-resolution prefix; fractional parts sort fine too.
-                    if _is_time(x) and (newest is None or x[:19] > newest[:19]):
+                    if _is_time(x) and (newest is None or x[:19] > newest[:19]) and x[:19] <= latest:
                         newest = x
                 elif k in _TIME_HOLDERS and isinstance(x, (dict, list)):
                     stack.append(x)

@@ -42,14 +42,47 @@ def test_a_time_written_in_annotations_labels_or_opaque_parameters_does_not_move
 
 
 @pytest.mark.parametrize(("obj", "newest"), [
-    ({"kind": "Event", "metadata": {}, "deprecatedLastTimestamp": "2030-01-01T00:00:00Z"}, "2030-01-01T00:00:00Z"),
-    ({"kind": "Event", "metadata": {}, "series": {"lastObservedTime": "2030-01-02T00:00:00.123456Z"}}, "2030-01-02T00:00:00.123456Z"),
-    ({"kind": "Pod", "metadata": {}, "status": {"containerStatuses": [{"state": {"terminated": {"finishedAt": "2030-01-03T00:00:00Z"}}}]}},
-     "2030-01-03T00:00:00Z"),
+    ({"kind": "Event", "metadata": {}, "deprecatedLastTimestamp": "2025-01-01T00:00:00Z"}, "2025-01-01T00:00:00Z"),
+    ({"kind": "Event", "metadata": {}, "series": {"lastObservedTime": "2025-01-02T00:00:00.123456Z"}}, "2025-01-02T00:00:00.123456Z"),
+    ({"kind": "Pod", "metadata": {}, "status": {"containerStatuses": [{"state": {"terminated": {"finishedAt": "2025-01-03T00:00:00Z"}}}]}},
+     "2025-01-03T00:00:00Z"),
     ({"kind": "ResourceSlice", "metadata": {}, "spec": {"devices": [{"name": "gpu-0", "attributes": {"t": {"string": "2999-01-01T00:00:00Z"}},
-                                                                      "taints": [{"key": "k", "effect": "NoSchedule", "timeAdded": "2030-01-04T00:00:00Z"}]}]}},
-     "2030-01-04T00:00:00Z"),
-    ({"kind": "Node", "metadata": {}, "status": {"conditions": [{"lastHeartbeatTime": "2030-01-05T00:00:00Z"}]}}, "2030-01-05T00:00:00Z"),
+                                                                      "taints": [{"key": "k", "effect": "NoSchedule", "timeAdded": "2025-01-04T00:00:00Z"}]}]}},
+     "2025-01-04T00:00:00Z"),
+    ({"kind": "Node", "metadata": {}, "status": {"conditions": [{"lastHeartbeatTime": "2025-01-05T00:00:00Z"}]}}, "2025-01-05T00:00:00Z"),
 ])  # fmt: skip
 def test_the_time_fields_of_each_kind_set_the_clock(obj, newest):
     assert newest_timestamp([obj]) == newest
+
+
+def test_a_time_after_the_moment_of_reading_does_not_move_the_clock():
+    """A creationTimestamp in 2099 (hand-edited, or a node whose clock ran off) is not when the
+    snapshot was taken: the clock stays at the latest time that can be one."""
+    claim = {**FREE_TEXT, "metadata": {**FREE_TEXT["metadata"], "creationTimestamp": "2099-12-04T10:00:00Z"}}
+    assert newest_timestamp([claim]) == "2026-01-02T04:00:00Z"
+
+
+@pytest.mark.django_db
+def test_one_future_timestamp_leaves_the_diagnosis_and_chargeback_clock_of_the_case(tmp_path, sync_snapshot):
+    from claims.chargeback_data import as_of
+    from claims.models import Finding
+    from inventory.models import Cluster
+
+    case = CASES / "claims-stuck-deleting-delete-protection"
+    sync_snapshot(case / "snapshot", "clean")
+    base = load_path(case / "snapshot").objects
+    future = [dict(o) for o in base]
+    for o in future:
+        if o.get("kind") == "ResourceClaim":
+            o["metadata"] = {**o["metadata"], "creationTimestamp": "2099-12-04T10:00:00Z"}
+            break
+    else:
+        raise AssertionError("the case holds no claim")
+    import json
+
+    (tmp_path / "objects.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": future}))
+    sync_snapshot(tmp_path, "skewed")
+    assert as_of(Cluster.objects.get(name="skewed")) == as_of(Cluster.objects.get(name="clean"))
+    seen = {c: sorted(Finding.objects.filter(cluster__name=c, resolved_at__isnull=True).values_list("category", "summary"))
+            for c in ("clean", "skewed")}
+    assert seen["clean"] and seen["skewed"] == seen["clean"]

@@ -568,10 +568,12 @@ class AllocationResult(NamedTuple):
         return parts[1] if len(parts) == 2 else None
 
     def consumed(self, name: str) -> Decimal | None:
-        """``consumedCapacity[name]`` in base units (name qualified or as the driver wrote it)."""
+        """``consumedCapacity[name]`` in base units (name qualified or as the driver wrote it);
+        None for a negative one (the API server refuses it; counted, it would give capacity
+        back to the device)."""
         short = name[len(self.driver) + 1:] if name.startswith(self.driver + "/") else None
-        q = next((v for k, v in self.consumed_capacity if k == name or k == short), None)
-        return parse_quantity(q)
+        q = parse_quantity(next((v for k, v in self.consumed_capacity if k == name or k == short), None))
+        return q if q is None or q >= 0 else None
 
 
 class DeviceStatus(NamedTuple):

@@ -69,3 +69,18 @@ def test_an_unshared_gpu_held_once_is_taken():
     s = _slice(shared=False)
     claims = _claims("16Gi", 1)
     assert capacity.allocatable_now_by_profile(s.devices, [s], claims) == {"gpu": len(s.devices) - 1}
+
+
+def test_a_negative_consumption_gives_no_capacity_back():
+    """A hand-written ``consumedCapacity`` of -40Gi beside a real 40Gi is not 0 consumed: the
+    negative one counts as none, so the device is still full."""
+    s = _slice()
+    [full] = _claims("40Gi", 1)
+    [minus] = _claims("-40Gi", 1)
+    [full2] = _claims("40Gi", 2)[1:]
+    gpu0 = s.devices[0]
+    held = capacity.holdings([full, minus])
+    assert capacity.capacity_left(gpu0, held[gpu0.key]) == {"gpu.example.com/memory": 40 * 2**30}
+    held = capacity.holdings([full, minus, full2])
+    assert capacity.capacity_left(gpu0, held[gpu0.key]) == {"gpu.example.com/memory": 0}
+    assert not capacity.has_room(gpu0, held[gpu0.key])

@@ -94,3 +94,20 @@ def test_the_category_filter_offers_the_names_the_table_shows(client_in, synced)
     html = client_in.get(STUCK).content.decode()
     category = expected_category(SICK[0])
     assert f'<option value="{category}">{category}</option>' in html
+
+
+def test_a_finding_naming_many_objects_folds_all_but_the_first_six(client_in):
+    """The demo's metric_not_supported_on_mig names every MIG claim and pod of the cluster: its
+    row shows six, the rest behind a "N more" disclosure, each object still linked."""
+    from django.core.management import call_command
+
+    call_command("load_demo", "--no-user")
+    resp = client_in.get(STUCK, {"cluster": "demo"})
+    html = resp.content.decode()
+    wide = [f for f in resp.context["findings"] if len(f.links) > 7]
+    assert wide
+    assert html.count("more</summary>") == len(wide)
+    for f in wide:
+        assert f"{len(f.links) - 7} more</summary>" in html
+        for o in f.involved[1:]:
+            assert o["name"] in html

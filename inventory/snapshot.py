@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from . import jsonlist, telemetry_range
+from .kinds import KINDS
 from .parse import identity
 from .readitem import RUN_ITEMS, ItemRun, ReadItem, plain_ident
 
@@ -110,11 +111,21 @@ class SnapshotLoad:
         return Counter(str(o.get("kind")) for o in self.objects)
 
 
+def kind_named_by(file_name: str) -> str | None:
+    """The kind a snapshot file is named for, as ``kubectl get KIND -A -o yaml > KIND.yaml``
+    names it (``resourceclaims.yaml``, ``resourceclaims.resource.k8s.io.json``,
+    ``ResourceClaim.yaml``); None for any other name."""
+    stem = file_name.split(".", 1)[0].lower()
+    return next((k.kind for k in KINDS if stem in (k.plural, k.kind.lower())), None)
+
+
 def _unroll(doc: Any, where: str, out: SnapshotLoad, checked: bool = True,
-            sizes: list[int] | None = None) -> Iterator[dict[str, Any]]:
+            sizes: list[int] | None = None, file_kind: str | None = None) -> Iterator[dict[str, Any]]:
     """The objects of one decoded document (``List`` items one by one). ``checked``: the
     document's depth is known to be within bounds (JSON checked on its text); else each object
-    is checked here (YAML). ``sizes``: the text length of each List item, when known."""
+    is checked here (YAML). ``sizes``: the text length of each List item, when known.
+    ``file_kind``: the kind the file is named for (``kind_named_by``): an empty untyped List
+    there is what kubectl prints once the last object of that kind is gone."""
     if doc is None:
         return
     if not isinstance(doc, dict):
@@ -129,6 +140,8 @@ def _unroll(doc: Any, where: str, out: SnapshotLoad, checked: bool = True,
     if isinstance(kind, str) and kind.endswith("List") and (empty or isinstance(items, list)):
         if kind != "List":
             out.listed.add(kind[: -len("List")])
+        elif not items and file_kind:
+            out.listed.add(file_kind)
         for i, item in enumerate(items or ()):
             size = sizes[i] if sizes is not None and i < len(sizes) else 0
             if size > jsonlist.MAX_OBJECT_BYTES:
@@ -174,7 +187,7 @@ def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem 
         except jsonlist.JSONError as exc:
             out.errors.append(str(exc) if str(exc).startswith(name) else f"{name}: invalid JSON: {exc}")
             return
-        for obj in _unroll(single, name, out):
+        for obj in _unroll(single, name, out, file_kind=kind_named_by(name)):
             yield ReadItem.of(obj)
         return
     # ``kubectl get --raw`` and API responses give items without kind/apiVersion: a typed List
@@ -183,6 +196,8 @@ def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem 
     item_version = doc.api_version if item_kind else ""
     if item_kind:
         out.listed.add(item_kind)
+    elif doc.kind == "List" and not doc.items and (named := kind_named_by(name)):
+        out.listed.add(named)  # kubectl's empty untyped List, in a file named for its kind
     run: ItemRun | None = None
     for i, raw in enumerate(doc.items):
         ident = plain_ident(raw, item_version)
@@ -258,7 +273,7 @@ def _yaml_items(text: str, name: str, out: SnapshotLoad) -> Iterator[ReadItem]:
                     out.errors.append(f"{where}: {jsonlist.too_big(size, jsonlist.MAX_OBJECT_BYTES)}")
                     continue
                 doc = loader.construct_document(node)
-                for obj in _unroll(doc, where, out, checked=False, sizes=sizes):
+                for obj in _unroll(doc, where, out, checked=False, sizes=sizes, file_kind=kind_named_by(name)):
                     yield ReadItem.of(obj)
             return
         except RecursionError:

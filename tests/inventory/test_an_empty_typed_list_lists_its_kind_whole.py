@@ -82,3 +82,32 @@ def test_a_file_gone_between_listing_and_reading_is_a_problem_of_that_file(tmp_p
     assert run.status == SyncStatus.PARTIAL
     assert any(e.startswith("ghost.yaml: cannot read") for e in run.errors), run.errors
     assert _claims(stored) == before  # a partial read deletes nothing
+
+
+KUBECTL_EMPTY_YAML = 'apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: ""\n'
+
+
+@pytest.mark.parametrize("name", ["resourceclaims.yaml", "resourceclaims.resource.k8s.io.yaml", "ResourceClaim.json"])
+def test_kubectls_empty_untyped_list_in_a_file_named_for_the_kind_deletes_the_stored_claims(tmp_path, stored, sync_snapshot, name):
+    """``kubectl get resourceclaims -A -o yaml > resourceclaims.yaml`` once the last claim is
+    gone prints an untyped, empty List: the file's name says which kind was listed whole."""
+    from inventory.models import SyncStatus
+
+    path = tmp_path / name
+    if name.endswith(".json"):
+        path.write_text(json.dumps({"apiVersion": "v1", "items": [], "kind": "List", "metadata": {"resourceVersion": ""}}))
+    else:
+        path.write_text(KUBECTL_EMPTY_YAML)
+    run = sync_snapshot(path, "typed")
+    assert run.status == SyncStatus.OK, run.errors
+    assert _claims(stored) == 0
+    assert run.counts["ResourceClaim"]["deleted"] >= 1
+
+
+@pytest.mark.parametrize("name", ["claims-backup.yaml", "snapshot.yaml", "resourceclaimtemplates.yaml"])
+def test_an_empty_untyped_list_in_a_file_named_otherwise_leaves_the_claims(tmp_path, stored, sync_snapshot, name):
+    path = tmp_path / name
+    path.write_text(KUBECTL_EMPTY_YAML)
+    before = _claims(stored)
+    sync_snapshot(path, "typed")
+    assert _claims(stored) == before

@@ -54,7 +54,8 @@ def trend_figure(report: cb.Report) -> go.Figure:
         ))  # fmt: skip
     hours = report.bucket.total_seconds() / 3600
     fig.update_layout(
-        barmode="stack", height=360, margin={"l": 50, "r": 10, "t": 30, "b": 40}, legend={"orientation": "h"},
+        barmode="stack", height=380, margin={"l": 50, "r": 10, "t": 40, "b": 50},
+        legend={"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},  # above the plot: the dates need the room below
         yaxis={"title": {"text": f"GPU-hours per {hours:g} h" if hours < 24 else f"GPU-hours per {hours / 24:g} d"}},
         xaxis={"range": [report.since.isoformat(), report.until.isoformat()]},
     )  # fmt: skip

@@ -402,7 +402,7 @@ def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem | It
             yield item
     if not found and not out.prom and not out.ranges and not out.listed:
         names = ", ".join(Path(f).name for f in out.files[:3]) + (" ..." if len(out.files) > 3 else "")
-        reason = "; ".join(out.errors[:3]) or (f"{names} hold no object" if out.files else
+        reason = "; ".join(out.errors[:3]) or (f"{names} {'holds' if len(out.files) == 1 else 'hold'} no object" if out.files else
                                                "no .yaml, .yml, .json or .prom files")
         raise SnapshotError(f"no Kubernetes objects found in {root}: {reason}")
 

@@ -29,6 +29,7 @@ from kubernetes_validate import utils as kv_utils
 from packaging.version import Version
 
 from inventory.kube import GPU_CLASS, GPU_DRIVER, GPU_RESOURCE, MIG_CLASS, ObjectRef, is_gpu_resource, parse_version
+from inventory.parse import name_problem
 from inventory.records import DeviceClass, KubeRecord
 from migration.workloads import WORKLOAD_API_VERSIONS, GpuRequest, Workload
 
@@ -309,7 +310,10 @@ def schema_version_for(target_version: str) -> tuple[str, str | None]:
 
 
 def validate_object(obj: dict[str, Any], version: str) -> list[str]:
-    """Strict schema errors for one object (empty list when valid)."""
+    """Strict schema errors for one object (empty list when valid), and what the API server
+    checks beyond the schema that a copied workload can get wrong: its name and namespace
+    (``inventory.parse.name_problem``) and integers within int64 (the schema says ``int64``
+    but its checker takes any size: a count of 10^20 from a hand-written file passes it)."""
     try:
         kubernetes_validate.validate(obj, version, strict=True)
     except kubernetes_validate.ValidationError as exc:
@@ -317,7 +321,24 @@ def validate_object(obj: dict[str, Any], version: str) -> list[str]:
         return [f"{where}: {exc.message}"]
     except kubernetes_validate.SchemaNotFoundError as exc:
         return [exc.message]
-    return []
+    problem = name_problem(obj)
+    if problem is not None:
+        return [f"metadata: {problem}"]
+    return [f"{where}: {value} is outside int64" for where, value in _big_ints(obj, "")][:1]
+
+
+_INT64 = range(-(2**63), 2**63)
+
+
+def _big_ints(v: Any, where: str) -> Iterator[tuple[str, int]]:
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from _big_ints(x, f"{where}.{k}" if where else str(k))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from _big_ints(x, f"{where}.{i}")
+    elif isinstance(v, int) and not isinstance(v, bool) and v not in _INT64:
+        yield where or "(root)", v
 
 
 def _bundle_text(objs: list[dict[str, Any]], title: str) -> str:

@@ -67,3 +67,24 @@ def test_target_below_1_34_is_a_plan_error():
 def test_unreadable_target_version_raises():
     with pytest.raises(ValueError):
         plan_migration(device_plugin_cluster(), None, "latest")
+
+
+def test_a_name_or_count_the_api_server_refuses_is_a_plan_error_and_never_offered():
+    """The schema checker takes any string as a name and any integer as an int64: a hand-written
+    snapshot's pod named with markup, or a workload asking for 10^20 GPUs, would otherwise be
+    offered as validated manifests the API server then refuses."""
+    objects = load("workloads/workloads.yaml")
+    find(objects, "Pod", "debug-shell")["metadata"]["name"] = "pod-<script>alert('x')</script>"
+    embedder = find(objects, "Deployment", "embedder")
+    for c in embedder["spec"]["template"]["spec"]["containers"]:
+        for part in ("limits", "requests"):
+            if "nvidia.com/gpu" in (c.get("resources") or {}).get(part, {}):
+                c["resources"][part]["nvidia.com/gpu"] = 10**20
+    plan = plan_migration(objects, "1.36.1", "1.36")
+    assert any("<script>" in e and "not a valid Kubernetes name" in e for e in plan.errors), plan.errors
+    assert any("embedder" in e and "outside int64" in e for e in plan.errors), plan.errors
+    offered = {g.source.name for g in plan.generated if g.source}
+    assert "embedder" not in offered and not any("<script>" in n for n in offered)
+    assert "notebook-eval" in plan.bundles["team-a"]  # the others are still planned
+    for text in plan.bundles.values():
+        assert "<script>" not in text and "100000000000000000000" not in text

@@ -32,7 +32,7 @@ from inventory.models import (
     ResourceClaim,
     SourceKind,
 )
-from inventory.object_views import stored_class_names
+from inventory.object_views import extended_resources, stored_class_names
 from inventory.records import parse_event
 
 from .context_processors import NAV_SEVERITIES
@@ -271,6 +271,7 @@ def pod_detail(request, cluster_name: str, namespace: str, name: str):
     attach_object_links(findings, known=[("Pod", pod.cluster_id, pod.namespace, pod.name)])
     ctx = {
         "pod": pod, "claims": claims, "refs": refs, "conditions": (pod.raw.get("status") or {}).get("conditions") or [],
+        "extended": sorted(extended_resources(pod).items()),
         "open_findings": findings,
         "events": _events(pod.cluster, pod.namespace, set(), {pod.name}),
         "now": clock[pod.cluster_id],

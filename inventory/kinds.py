@@ -80,6 +80,33 @@ GPU_RESOURCE_KEY = re.compile(
 GPU_POD_NAMESPACES = frozenset({"gpu-operator", "nvidia-gpu-operator", "nvidia-dra-driver-gpu"})
 
 
+# The resource maps of a container's ``resources`` (compact from the API server, indented in
+# ``kubectl get -o json`` files): the key, then the map's opening brace.
+_RESOURCE_MAPS = (b'"limits"', b'"requests"')
+_MAP_OPENS = re.compile(rb"\s*:\s*\{")
+
+
+def asks_extended_resource(raw: bytes) -> bool:
+    """Does a container ask for an extended resource (a domain-qualified name such as
+    ``example.com/gpu``)? A DeviceClass may serve any such name (``spec.extendedResourceName``,
+    KEP-5004), and a pod the scheduler has not placed yet has no claim to say it uses DRA: the
+    names are known only once the classes are, so every extended resource keeps its pod (a
+    false match only keeps a pod). cpu, memory, hugepages and ephemeral storage carry no
+    ``/``, nor do quantities."""
+    for key in _RESOURCE_MAPS:
+        i = raw.find(key)
+        while i != -1:
+            opens = _MAP_OPENS.match(raw, i + len(key))
+            if opens is not None:
+                end = raw.find(b"}", opens.end())
+                if end == -1:
+                    break
+                if raw.find(b"/", opens.end(), end) != -1:
+                    return True
+            i = raw.find(key, i + len(key))
+    return False
+
+
 def wanted_pod(raw: bytes, namespace: str | None = None) -> bool:
     """Does the dashboard keep this Pod (its raw JSON text, undecoded)?
 
@@ -90,6 +117,8 @@ def wanted_pod(raw: bytes, namespace: str | None = None) -> bool:
     if any(m in raw for m in POD_MARKERS):
         return True
     if (b"nvidia.com/" in raw or b"deviceclass.resource.kubernetes.io/" in raw) and GPU_RESOURCE_KEY.search(raw):
+        return True
+    if asks_extended_resource(raw):
         return True
     if namespace is not None:  # the reader knows it already (a snapshot item's identity)
         return namespace in GPU_POD_NAMESPACES

@@ -16,8 +16,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
 from . import queries
+from .capacity import extended_resource_classes
 from .lookup import by_name
 from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
+from .records import parse_object
 from .tables import BoundedRequestConfig, ClassDeviceTable, SliceDeviceTable
 
 PAGE_SIZE = 50
@@ -36,6 +38,18 @@ YAML_MODELS: dict[str, tuple[Any, str]] = {
 def stored_class_names(cluster: Cluster) -> set[str]:
     """Names of the cluster's stored DeviceClasses: a link to any other would be a 404."""
     return set(DeviceClass.objects.filter(cluster=cluster).values_list("name", flat=True))
+
+
+def extended_resources(pod: Pod) -> dict[str, str]:
+    """Extended resources the pod asks for that one of its cluster's stored DeviceClasses
+    serves (resource name -> class name, ``capacity.extended_resource_classes``): DRA serves
+    them through the claim the scheduler makes once it places the pod."""
+    try:
+        record = parse_object(pod.raw)
+    except ValueError:
+        return {}
+    classes = DeviceClass.objects.filter(cluster_id=pod.cluster_id).only("name", "extended_resource_name")
+    return extended_resource_classes(record, classes)
 
 
 def cluster_list(request):

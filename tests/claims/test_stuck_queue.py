@@ -111,3 +111,15 @@ def test_a_finding_naming_many_objects_folds_all_but_the_first_six(client_in):
         assert f"{len(f.links) - 7} more</summary>" in html
         for o in f.involved[1:]:
             assert o["name"] in html
+
+
+def test_a_finding_without_a_start_time_says_so_instead_of_seen_0_s(client_in):
+    """A snapshot's clock is its newest timestamp, so a node finding (no start time) is first
+    seen at the clock: "seen 0 s" would read as "just started"."""
+    from django.core.management import call_command
+
+    call_command("load_demo", "--no-user")
+    resp = client_in.get(STUCK, {"cluster": "demo"})
+    html = resp.content.decode()
+    assert any(f.since is None for f in resp.context["findings"])
+    assert "no start time" in html and "seen 0 s" not in html

@@ -25,10 +25,11 @@ x 100 for a MIG instance); prices are per whole-GPU-hour in ``currency``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 from inventory import mig
@@ -363,6 +364,34 @@ def csv_rows(report: Report) -> list[list[Any]]:
     return [[report.currency if c == "currency" else p[c] for c in CSV_COLUMNS] for n in report.namespaces() for p in n["products"]]
 
 
+def capped_per_device(holdings: list[Holding], since: datetime, until: datetime) -> list[Holding]:
+    """``holdings`` with each device billed at most one GPU-hour per hour over [since, until):
+    where the shares of the holdings of one device held at the same time add up to more than 1
+    (two sharers' largest ratios are of different capacities; an exclusive device allocated
+    twice), each is scaled down in proportion for that stretch. A scaled holding keeps its
+    interval and gets the share its GPU-hours over the window average to."""
+    groups: dict[tuple[str, tuple[str, str, str]], list[int]] = {}
+    for i, h in enumerate(holdings):
+        groups.setdefault((h.cluster, h.device), []).append(i)
+    out = list(holdings)
+    for idxs in groups.values():
+        if len(idxs) < 2 or sum(max(0.0, holdings[i].share) for i in idxs) <= 1:
+            continue  # even all at once they stay within one GPU
+        spans = {i: (max(holdings[i].start or since, since), min(holdings[i].end or until, until)) for i in idxs}
+        points = sorted({t for lo, hi in spans.values() if lo < hi for t in (lo, hi)})
+        hours = dict.fromkeys(idxs, 0.0)
+        for a, b in pairwise(points):
+            active = [i for i in idxs if spans[i][0] <= a and spans[i][1] >= b and holdings[i].share > 0]
+            total = sum(holdings[i].share for i in active)
+            for i in active:
+                hours[i] += (b - a).total_seconds() * holdings[i].share / max(1.0, total)
+        for i in idxs:
+            lo, hi = spans[i]
+            if hi > lo and holdings[i].share > 0:
+                out[i] = replace(holdings[i], share=hours[i] / (hi - lo).total_seconds())
+    return out
+
+
 def bucket_for(since: datetime, until: datetime) -> timedelta:
     """Trend bucket: an hour up to two days, a day up to 62 days, a week up to three years,
     beyond that whole days enough for at most ``MAX_BUCKETS`` (a window typed as 2026 to
@@ -397,6 +426,7 @@ def summarize(
     ``until`` is not after ``since``."""
     if until <= since:
         raise ValueError("the window's end must be after its start")
+    holdings = capped_per_device(list(holdings), since, until)
     prices = prices or {}
     labels = team_labels or {}
     bucket = bucket_for(since, until)

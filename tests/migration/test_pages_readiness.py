@@ -188,3 +188,14 @@ def test_an_item_with_a_line_per_node_shows_the_first_lines_and_counts_the_rest(
         assert f"and {len(lines) - EVIDENCE_SHOWN:,} more" in body
     assert f'href="{api}"' in body
     assert client_in.get(api).status_code == 200
+
+
+def test_the_stage_card_says_which_items_production_still_needs(client_in, legacy):
+    """A high score beside "proof of concept" reads as a contradiction unless the card says
+    the stage's rule: production needs items 3 onwards, and which of them are not met."""
+    resp = client_in.get(URL, {"cluster": legacy.name})
+    latest = ReadinessEvaluation.objects.get(cluster=legacy)
+    missing = [n for n, item in enumerate(latest.items, 1) if n >= 3 and item["status"] not in ("pass", "attested")]
+    body = resp.content.decode()
+    assert latest.stage == "proof of concept" and missing  # the fixture's cluster lacks an item
+    assert f"production needs items 3-{len(latest.items)} met; not met: {', '.join(map(str, missing))}" in body

@@ -25,7 +25,7 @@ x 100 for a MIG instance); prices are per whole-GPU-hour in ``currency``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
@@ -364,31 +364,37 @@ def csv_rows(report: Report) -> list[list[Any]]:
     return [[report.currency if c == "currency" else p[c] for c in CSV_COLUMNS] for n in report.namespaces() for p in n["products"]]
 
 
-def capped_per_device(holdings: list[Holding], since: datetime, until: datetime) -> list[Holding]:
-    """``holdings`` with each device billed at most one GPU-hour per hour over [since, until):
-    where the shares of the holdings of one device held at the same time add up to more than 1
-    (two sharers' largest ratios are of different capacities; an exclusive device allocated
-    twice), each is scaled down in proportion for that stretch. A scaled holding keeps its
-    interval and gets the share its GPU-hours over the window average to."""
+Part = tuple[datetime | None, datetime | None, float]  # (start, end, share) of a holding
+
+
+def capped_per_device(holdings: list[Holding], since: datetime, until: datetime) -> list[tuple[Holding, list[Part]]]:
+    """Each holding with the stretches it is billed for, (start, end, share): itself, unless
+    the shares of the holdings of its device held at the same time add up to more than 1 (two
+    sharers' largest ratios of different capacities; an exclusive device allocated twice).
+    Then, for each such stretch within [since, until), each share is scaled down in
+    proportion: a device is billed at most one GPU-hour per hour, in every trend bucket too."""
+    out: list[tuple[Holding, list[Part]]] = [(h, [(h.start, h.end, h.share)]) for h in holdings]
     groups: dict[tuple[str, tuple[str, str, str]], list[int]] = {}
     for i, h in enumerate(holdings):
         groups.setdefault((h.cluster, h.device), []).append(i)
-    out = list(holdings)
     for idxs in groups.values():
         if len(idxs) < 2 or sum(max(0.0, holdings[i].share) for i in idxs) <= 1:
             continue  # even all at once they stay within one GPU
         spans = {i: (max(holdings[i].start or since, since), min(holdings[i].end or until, until)) for i in idxs}
         points = sorted({t for lo, hi in spans.values() if lo < hi for t in (lo, hi)})
-        hours = dict.fromkeys(idxs, 0.0)
+        parts: dict[int, list[Part]] = {i: [] for i in idxs}
         for a, b in pairwise(points):
             active = [i for i in idxs if spans[i][0] <= a and spans[i][1] >= b and holdings[i].share > 0]
             total = sum(holdings[i].share for i in active)
             for i in active:
-                hours[i] += (b - a).total_seconds() * holdings[i].share / max(1.0, total)
+                share = holdings[i].share / max(1.0, total)
+                run = parts[i]
+                if run and run[-1][1] == a and run[-1][2] == share:
+                    run[-1] = (run[-1][0], b, share)  # one stretch while nothing changes
+                else:
+                    run.append((a, b, share))
         for i in idxs:
-            lo, hi = spans[i]
-            if hi > lo and holdings[i].share > 0:
-                out[i] = replace(holdings[i], share=hours[i] / (hi - lo).total_seconds())
+            out[i] = (holdings[i], parts[i])
     return out
 
 
@@ -426,7 +432,7 @@ def summarize(
     ``until`` is not after ``since``."""
     if until <= since:
         raise ValueError("the window's end must be after its start")
-    holdings = capped_per_device(list(holdings), since, until)
+    billed = capped_per_device(list(holdings), since, until)
     prices = prices or {}
     labels = team_labels or {}
     bucket = bucket_for(since, until)
@@ -439,11 +445,10 @@ def summarize(
         t += bucket
     rows: dict[tuple[str, str, str], Row] = {}
     trend: dict[tuple[datetime, str], float] = {}
-    for h in holdings:
-        seconds = held_seconds(h.start, h.end, since, until)
-        if seconds <= 0 or h.share <= 0:
+    for h, parts in billed:
+        gpu_hours = sum(held_seconds(a, b, since, until) / 3600 * share for a, b, share in parts if share > 0)
+        if gpu_hours <= 0:
             continue
-        gpu_hours = seconds / 3600 * h.share
         row = rows.get((h.cluster, h.namespace, h.product))
         if row is None:
             row = rows[(h.cluster, h.namespace, h.product)] = Row(
@@ -462,13 +467,14 @@ def summarize(
             else:
                 row.hours_estimated += gpu_hours
                 row.used_estimated += used
-        first = 0 if h.start is None or h.start <= since else int((h.start - since) / bucket)
-        for edge in edges[first:]:
-            if h.end is not None and edge >= h.end:
-                break
-            s = held_seconds(h.start, h.end, edge, edge + bucket if until - edge > bucket else until)
-            if s > 0:
-                trend[(edge, h.namespace)] = trend.get((edge, h.namespace), 0.0) + s / 3600 * h.share
+        for start, end, share in parts:
+            first = 0 if start is None or start <= since else int((start - since) / bucket)
+            for edge in edges[first:]:
+                if end is not None and edge >= end:
+                    break
+                s = held_seconds(start, end, edge, edge + bucket if until - edge > bucket else until)
+                if s > 0 and share > 0:
+                    trend[(edge, h.namespace)] = trend.get((edge, h.namespace), 0.0) + s / 3600 * share
     ordered = sorted(rows.values(), key=lambda r: (r.cluster, r.namespace, r.product))
     points = sorted(((e, ns, v) for (e, ns), v in trend.items()), key=lambda p: (p[0], p[1]))
     return Report(since, until, currency, ordered, points, bucket, not_counted)

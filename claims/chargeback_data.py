@@ -418,7 +418,10 @@ def parse_moment(text: str | None) -> datetime | None:
     if not text:
         return None
     value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+    try:  # in UTC, as the database compares it: 9999-12-31T23:59-05:00 is past the calendar's end
+        return value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    except OverflowError:
+        raise ValueError(f"{text.strip()} lies outside the years 1 to 9999 in UTC") from None
 
 
 def window(clusters: Sequence[Cluster], since_text: str | None, until_text: str | None, preset: str | None) -> tuple[datetime, datetime]:

@@ -113,10 +113,16 @@ class SnapshotLoad:
 
 def kind_named_by(file_name: str) -> str | None:
     """The kind a snapshot file is named for, as ``kubectl get KIND -A -o yaml > KIND.yaml``
-    names it (``resourceclaims.yaml``, ``resourceclaims.resource.k8s.io.json``,
-    ``ResourceClaim.yaml``); None for any other name."""
-    stem = file_name.split(".", 1)[0].lower()
-    return next((k.kind for k in KINDS if stem in (k.plural, k.kind.lower())), None)
+    names it: the whole name before its extension is the kind's plural, its name or
+    ``plural.group`` (``resourceclaims.yaml``, ``ResourceClaim.json``,
+    ``resourceclaims.resource.k8s.io.yaml``); None for any other name (``pods.old.yaml``,
+    ``resourceclaims-backup.yaml``)."""
+    stem = file_name.rsplit(".", 1)[0].lower()
+    return next((k.kind for k in KINDS if stem in (k.plural, k.kind.lower(), f"{k.plural}.{k.group}")), None)
+
+
+def _empty_untyped_list(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("kind") == "List" and not doc.get("items")
 
 
 def _unroll(doc: Any, where: str, out: SnapshotLoad, checked: bool = True,
@@ -255,6 +261,7 @@ def _yaml_items(text: str, name: str, out: SnapshotLoad) -> Iterator[ReadItem]:
     """Objects of one YAML file, document by document; a broken document ends the file (the
     parser cannot resynchronise), the documents before it are kept."""
     done = 0  # documents handled, so a second reading skips them
+    lone_empty_list = False  # the first document is an empty untyped List (see the end)
     for loader_class in (_Loader, _PyLoader):
         loader = None
         n = 0
@@ -273,8 +280,12 @@ def _yaml_items(text: str, name: str, out: SnapshotLoad) -> Iterator[ReadItem]:
                     out.errors.append(f"{where}: {jsonlist.too_big(size, jsonlist.MAX_OBJECT_BYTES)}")
                     continue
                 doc = loader.construct_document(node)
-                for obj in _unroll(doc, where, out, checked=False, sizes=sizes, file_kind=kind_named_by(name)):
+                if n == 1:
+                    lone_empty_list = _empty_untyped_list(doc)
+                for obj in _unroll(doc, where, out, checked=False, sizes=sizes):
                     yield ReadItem.of(obj)
+            if n == 1 and lone_empty_list and (named := kind_named_by(name)):
+                out.listed.add(named)  # kubectl's empty untyped List, alone in a file named for its kind
             return
         except RecursionError:
             out.errors.append(f"{name}: invalid YAML: nested too deeply")

@@ -54,5 +54,21 @@ def test_holders_within_one_gpu_and_other_devices_are_counted_as_they_are():
     a = replace(gpu, claim="a", claim_uid="a", share=0.5, start=since, end=None)
     b = replace(gpu, claim="b", claim_uid="b", share=0.5, start=since, end=None)
     c = replace(other, claim="c", claim_uid="c", share=1.0, start=since, end=None)
-    assert cb.capped_per_device([a, b, c], since, now) == [a, b, c]
+    assert cb.capped_per_device([a, b, c], since, now) == [(h, [(h.start, h.end, h.share)]) for h in (a, b, c)]
     assert _total(cb.summarize([a, b, c], since, now)) == pytest.approx(20.0)
+
+
+def test_no_trend_bucket_bills_one_gpu_for_more_than_an_hour_an_hour():
+    """A held the GPU for ten hours, B beside it in the first hour only: the first hour is
+    split between them, the other nine are A's alone."""
+    gpu, _, now = _gpu_holding()
+    since = now - 10 * HOUR
+    a = replace(gpu, claim="a", claim_uid="a", namespace="team-a", share=1.0, start=since, end=None)
+    b = replace(gpu, claim="b", claim_uid="b", namespace="team-b", share=1.0, start=since, end=since + HOUR)
+    report = cb.summarize([a, b], since, now)
+    per_bucket: dict = {}
+    for edge, ns, hours in report.trend:
+        per_bucket.setdefault(edge, {})[ns] = hours
+    assert per_bucket[since] == pytest.approx({"team-a": 0.5, "team-b": 0.5})
+    assert all(v == pytest.approx({"team-a": 1.0}) for e, v in per_bucket.items() if e != since)
+    assert len(per_bucket) == 10

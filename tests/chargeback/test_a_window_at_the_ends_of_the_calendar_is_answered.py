@@ -50,3 +50,10 @@ def test_the_api_and_the_command_answer_a_window_to_9999(client_in, sync_snapsho
     assert resp.status_code == 400
     with pytest.raises(CommandError):
         call_command("chargeback", "--cluster", "h100", "--until", "0001-01-02T00:00:00Z")
+
+
+@pytest.mark.parametrize(("since", "until"), [("2026-01-01", "9999-12-31T23:59:59-05:00"),
+                                              ("0001-01-01T00:00:00+01:00", "2026-01-01")])
+def test_a_moment_past_the_calendar_in_utc_is_a_clear_error(since, until):
+    with pytest.raises(ValueError, match="outside the years 1 to 9999"):
+        window([], since, until, None)

@@ -104,10 +104,20 @@ def test_kubectls_empty_untyped_list_in_a_file_named_for_the_kind_deletes_the_st
     assert run.counts["ResourceClaim"]["deleted"] >= 1
 
 
-@pytest.mark.parametrize("name", ["claims-backup.yaml", "snapshot.yaml", "resourceclaimtemplates.yaml"])
+@pytest.mark.parametrize("name", ["claims-backup.yaml", "snapshot.yaml", "resourceclaimtemplates.yaml",
+                                  "resourceclaims.old.yaml", "resourceclaims.2026-12-01.json"])
 def test_an_empty_untyped_list_in_a_file_named_otherwise_leaves_the_claims(tmp_path, stored, sync_snapshot, name):
     path = tmp_path / name
-    path.write_text(KUBECTL_EMPTY_YAML)
+    path.write_text(KUBECTL_EMPTY_YAML if name.endswith(".yaml") else json.dumps({"apiVersion": "v1", "items": [], "kind": "List"}))
+    before = _claims(stored)
+    sync_snapshot(path, "typed")
+    assert _claims(stored) == before
+
+
+def test_an_empty_untyped_list_beside_other_documents_leaves_the_claims(tmp_path, stored, sync_snapshot):
+    """Only a file that holds nothing but kubectl's empty List says its kind was listed whole."""
+    path = tmp_path / "resourceclaims.yaml"
+    path.write_text(KUBECTL_EMPTY_YAML + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default, uid: u-c}\n")
     before = _claims(stored)
     sync_snapshot(path, "typed")
     assert _claims(stored) == before

@@ -29,7 +29,7 @@ from kubernetes_validate import utils as kv_utils
 from packaging.version import Version
 
 from inventory.kube import GPU_CLASS, GPU_DRIVER, GPU_RESOURCE, MIG_CLASS, ObjectRef, is_gpu_resource, parse_version
-from inventory.parse import name_problem
+from inventory.parse import is_subdomain, name_problem
 from inventory.records import DeviceClass, KubeRecord
 from migration.workloads import WORKLOAD_API_VERSIONS, GpuRequest, Workload
 
@@ -321,10 +321,29 @@ def validate_object(obj: dict[str, Any], version: str) -> list[str]:
         return [f"{where}: {exc.message}"]
     except kubernetes_validate.SchemaNotFoundError as exc:
         return [exc.message]
-    problem = name_problem(obj)
+    problem = name_problem(obj) or _workload_name_problem(obj)
     if problem is not None:
         return [f"metadata: {problem}"]
     return [f"{where}: {value} is outside int64" for where, value in _big_ints(obj, "")][:1]
+
+
+# Workload kinds whose names the API server checks as DNS-1123 subdomains, and the shorter
+# limits some have: a Job's name becomes its pods' job-name label (63), a CronJob's its Jobs'
+# names with an 11-character suffix (52).
+_SUBDOMAIN_WORKLOADS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"})
+_NAME_LIMITS = {"Job": 63, "CronJob": 52}
+
+
+def _workload_name_problem(obj: dict[str, Any]) -> str | None:
+    kind, name = obj.get("kind"), (obj.get("metadata") or {}).get("name")
+    if kind not in _SUBDOMAIN_WORKLOADS or not isinstance(name, str):
+        return None
+    if not is_subdomain(name):
+        return f"{kind} {name[:80]!r}: not a valid name (DNS-1123 subdomain: lower case, digits, '-' and '.')"
+    limit = _NAME_LIMITS.get(kind)
+    if limit is not None and len(name) > limit:
+        return f"{kind} {name[:80]!r}: a {kind} name has at most {limit} characters ({len(name)})"
+    return None
 
 
 _INT64 = range(-(2**63), 2**63)

@@ -238,7 +238,7 @@ def _plan_workload(
             continue
         errs = validate_object(g.obj, schema)
         if errs:
-            errors.extend(f"{w.ref}: generated {g.ref.kind} {g.ref.name} fails the {schema} schema: {e}" for e in errs)
+            errors.extend(f"{w.ref}: generated {g.ref.kind} {g.ref.name} is not valid for Kubernetes {schema}: {e}" for e in errs)
             generated[key] = None
     if generated["template"] is None or generated["patched"] is None:
         # A workload without its template (or vice versa) would not schedule: offer neither.
@@ -312,7 +312,7 @@ def plan_records(
     for dc in keep_classes:
         errs = validate_object(dc.obj, schema)
         if errs:
-            errors.extend(f"generated DeviceClass {dc.ref.name} fails the {schema} schema: {e}" for e in errs)
+            errors.extend(f"generated DeviceClass {dc.ref.name} is not valid for Kubernetes {schema}: {e}" for e in errs)
         else:
             cluster_objs.append(dc)
     for note in keep_notes:

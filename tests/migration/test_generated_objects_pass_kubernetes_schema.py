@@ -88,3 +88,18 @@ def test_a_name_or_count_the_api_server_refuses_is_a_plan_error_and_never_offere
     assert "notebook-eval" in plan.bundles["team-a"]  # the others are still planned
     for text in plan.bundles.values():
         assert "<script>" not in text and "100000000000000000000" not in text
+
+
+@pytest.mark.parametrize(("kind", "name", "why"), [
+    ("Deployment", "Embedder_X", "DNS-1123 subdomain"),
+    ("Job", "j" * 64, "at most 63 characters"),
+    ("CronJob", "c" * 53, "at most 52 characters"),
+])  # fmt: skip
+def test_a_workload_name_the_api_server_refuses_is_a_plan_error(kind, name, why):
+    objects = load("workloads/workloads.yaml")
+    target = next(o for o in objects if o["kind"] == kind)
+    target["metadata"]["name"] = name
+    plan = plan_migration(objects, "1.36.1", "1.36")
+    assert any(why in e and name[:20] in e for e in plan.errors), plan.errors
+    assert not any(g.obj["metadata"]["name"] == name for g in plan.generated)
+    assert name not in {g.source.name for g in plan.generated if g.source}  # neither its template

@@ -63,3 +63,4 @@ def test_the_pod_page_names_the_extended_resource_and_the_class_serving_it(tmp_p
     assert "Extended resources served by DRA" in html and "example.com/gpu" in html
     assert reverse("inventory:deviceclass", args=["extended", "gpu.example.com"]) in html
     assert "references no ResourceClaim" not in html and "not placed yet" in html
+    assert "spec.resourceClaims" not in html and "None of the referenced claims exists" not in html

@@ -122,16 +122,19 @@ def kind_named_by(file_name: str) -> str | None:
 
 
 def _empty_untyped_list(doc: Any) -> bool:
-    return isinstance(doc, dict) and doc.get("kind") == "List" and not doc.get("items")
+    """kubectl's ``kind: List`` with no items (``items: []``, ``null`` or none), as ``_unroll``
+    reads a List (one whose metadata has a name is an object of kind List)."""
+    if not isinstance(doc, dict) or doc.get("kind") != "List":
+        return False
+    items, meta = doc.get("items"), doc.get("metadata")
+    return items == [] or (items is None and (meta is None or (isinstance(meta, dict) and not meta.get("name"))))
 
 
 def _unroll(doc: Any, where: str, out: SnapshotLoad, checked: bool = True,
-            sizes: list[int] | None = None, file_kind: str | None = None) -> Iterator[dict[str, Any]]:
+            sizes: list[int] | None = None) -> Iterator[dict[str, Any]]:
     """The objects of one decoded document (``List`` items one by one). ``checked``: the
     document's depth is known to be within bounds (JSON checked on its text); else each object
-    is checked here (YAML). ``sizes``: the text length of each List item, when known.
-    ``file_kind``: the kind the file is named for (``kind_named_by``): an empty untyped List
-    there is what kubectl prints once the last object of that kind is gone."""
+    is checked here (YAML). ``sizes``: the text length of each List item, when known."""
     if doc is None:
         return
     if not isinstance(doc, dict):
@@ -146,8 +149,6 @@ def _unroll(doc: Any, where: str, out: SnapshotLoad, checked: bool = True,
     if isinstance(kind, str) and kind.endswith("List") and (empty or isinstance(items, list)):
         if kind != "List":
             out.listed.add(kind[: -len("List")])
-        elif not items and file_kind:
-            out.listed.add(file_kind)
         for i, item in enumerate(items or ()):
             size = sizes[i] if sizes is not None and i < len(sizes) else 0
             if size > jsonlist.MAX_OBJECT_BYTES:
@@ -193,7 +194,9 @@ def _json_items(data: bytes, name: str, out: SnapshotLoad) -> Iterator[ReadItem 
         except jsonlist.JSONError as exc:
             out.errors.append(str(exc) if str(exc).startswith(name) else f"{name}: invalid JSON: {exc}")
             return
-        for obj in _unroll(single, name, out, file_kind=kind_named_by(name)):
+        if _empty_untyped_list(single) and (named := kind_named_by(name)):
+            out.listed.add(named)  # kubectl's empty untyped List, in a file named for its kind
+        for obj in _unroll(single, name, out):
             yield ReadItem.of(obj)
         return
     # ``kubectl get --raw`` and API responses give items without kind/apiVersion: a typed List

@@ -56,6 +56,8 @@ ITEMS: tuple[tuple[str, str], ...] = (
     ("evidence", "Evidence: driver version, MIG profile, change commit, node-replacement runbook"),
 )
 TITLES = dict(ITEMS)
+# The items a cluster at the ``production`` stage has all met (items 3 onwards).
+PRODUCTION_ITEMS = tuple(item_id for item_id, _ in ITEMS[2:])
 
 # Labels cloud providers and autoscalers put on nodes of one pool, most specific first.
 POOL_LABELS = (
@@ -508,7 +510,7 @@ def evaluate_readiness(
         items.append(ItemResult(item_id, title, status, tuple(lines), r.next_step, used))
     passed = sum(1 for i in items if i.status in (PASS, ATTESTED))
     met = {i.id for i in items if i.status in (PASS, ATTESTED)}
-    if all(item_id in met for item_id, _ in ITEMS[2:]):
+    if all(item_id in met for item_id in PRODUCTION_ITEMS):
         stage = "production"
     elif "allocation_path" in met:
         stage = "proof of concept"

@@ -37,7 +37,7 @@ from migration.evaluation import cluster_plan, diff_items, evaluate_cluster, wee
 from migration.generate import CLUSTER_SCOPED
 from migration.models import Attestation, ItemStatus, ReadinessEvaluation, Trigger, attestation_days
 from migration.plan_command import summarize, summary_text
-from migration.readiness import ATTESTED, ITEMS, PASS, TITLES
+from migration.readiness import ATTESTED, ITEMS, PASS, PRODUCTION_ITEMS, TITLES
 
 HISTORY_ROWS = 20
 TARGETS = ("1.36", "1.37", "1.35", "1.34")
@@ -136,8 +136,9 @@ def _readiness_context(request, cluster: Cluster | None) -> dict[str, Any]:
                           "evidence_shown": evidence[:EVIDENCE_SHOWN],
                           "evidence_more": max(0, len(evidence) - EVIDENCE_SHOWN)})
         ctx["evaluation_api_url"] = reverse("migration-api:readiness-detail", args=[latest.pk])
-        # The stage's rule (``readiness.Readiness``): production needs items 3 onwards met.
-        ctx["production_missing"] = [n for n, item in enumerate(items, 1) if n >= 3 and item["status"] not in (PASS, ATTESTED)]
+        needed = [n for n, item in enumerate(items, 1) if item["id"] in PRODUCTION_ITEMS]
+        ctx["production_needs"] = f"{needed[0]}-{needed[-1]}" if needed else ""
+        ctx["production_missing"] = [n for n in needed if items[n - 1]["status"] not in (PASS, ATTESTED)]
     rows = []
     for i, ev in enumerate(history[:HISTORY_ROWS]):
         prev = history[i + 1] if i + 1 < len(history) else None

@@ -235,6 +235,43 @@ def newest_generations(slices: Iterable[tuple[str, str, int]]) -> dict[tuple[str
     return newest
 
 
+@dataclass(frozen=True)
+class PoolState:
+    """One pool as the scheduler gathers it: ``published`` slices of the ``newest`` generation,
+    against the ``expected`` count those slices declare (``resourceSliceCount``), and how many
+    slices of older generations linger. The scheduler counts a pool whose newest generation
+    has a different number of slices than it declares as incomplete: a request for ``All``
+    devices then fails ("currently being updated") until the driver has published the rest."""
+
+    newest: int
+    published: int
+    expected: int
+    older: int = 0
+
+    @property
+    def incomplete(self) -> bool:
+        return self.published != self.expected
+
+
+def pool_states(slices: Iterable[tuple[str, str, int, int]]) -> dict[tuple[str, str], PoolState]:
+    """(driver, pool) -> ``PoolState``, from (driver, pool, generation, resourceSliceCount) per
+    slice. Where the newest generation's slices disagree on their count, the largest is taken
+    (the scheduler reads one of them; a disagreement is itself a pool being rewritten)."""
+    rows = list(slices)
+    newest = newest_generations((d, p, g) for d, p, g, _ in rows)
+    published: dict[tuple[str, str], int] = {}
+    expected: dict[tuple[str, str], int] = {}
+    older: dict[tuple[str, str], int] = {}
+    for driver, pool, generation, count in rows:
+        key = (driver, pool)
+        if generation == newest[key]:
+            published[key] = published.get(key, 0) + 1
+            expected[key] = max(expected.get(key, 0), count)
+        else:
+            older[key] = older.get(key, 0) + 1
+    return {k: PoolState(newest[k], published[k], expected[k], older.get(k, 0)) for k in newest}
+
+
 def counter_sets(slices: Iterable[ResourceSlice]) -> dict[CounterKey, dict[str, Decimal]]:
     """(driver, pool, counter set) -> counter -> amount, from every slice's ``sharedCounters``
     (only the newest generation of each pool counts, as for devices)."""

@@ -16,7 +16,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
 from . import queries
-from .capacity import extended_resource_classes
+from .capacity import PoolState, extended_resource_classes, pool_states
 from .lookup import by_name
 from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
 from .records import parse_object
@@ -24,6 +24,7 @@ from .tables import BoundedRequestConfig, ClassDeviceTable, SliceDeviceTable
 
 PAGE_SIZE = 50
 TEMPLATE_KIND = "ResourceClaimTemplate"
+POOL_SLICES = 50  # a pool's other slices listed on a slice's page
 # URL word -> (model, kind shown). ``object``: any other kind (KubeObject rows).
 YAML_MODELS: dict[str, tuple[Any, str]] = {
     "node": (Node, "Node"),
@@ -100,24 +101,49 @@ def deviceclass_detail(request, cluster_name: str, name: str):
     return render(request, "inventory/deviceclass_detail.html", ctx)
 
 
+def _pool_rows(cluster: Cluster, **filters: Any) -> list[tuple[int, str, str, int, int]]:
+    return list(ResourceSlice.objects.filter(cluster=cluster, **filters).values_list(
+        "pk", "driver", "pool", "pool_generation", "resource_slice_count"))
+
+
+def _pool_problems(rows: list[tuple[int, str, str, int, int]]) -> tuple[dict[tuple[str, str], PoolState], set[int]]:
+    """The pools of ``rows`` (pk, driver, pool, generation, resourceSliceCount per slice) and
+    the pks of the slices the scheduler does not read as they are: of an incomplete pool, or
+    of a generation older than their pool's newest."""
+    states = pool_states(r[1:] for r in rows)
+    odd = {pk for pk, d, p, g, _ in rows if states[(d, p)].incomplete or g != states[(d, p)].newest}
+    return states, odd
+
+
 def resourceslice_list(request, cluster_name: str):
+    """The cluster's slices, filtered by driver, node and (``problems=1``) pool state; each row
+    says when its pool is incomplete or the slice is of an older generation."""
     cluster = _cluster(cluster_name)
     qs = ResourceSlice.objects.filter(cluster=cluster).defer("raw").order_by("node_name", "driver", "name", "pk")
     driver, node = request.GET.get("driver", ""), request.GET.get("node", "")
+    problems = request.GET.get("problems") == "1"
     if driver:
         qs = qs.filter(driver=driver)
     if node:
         qs = qs.filter(node_name__icontains=node)
+    states, odd = _pool_problems(_pool_rows(cluster))
+    if problems:
+        qs = qs.filter(pk__in=sorted(odd))
     page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    for s in page.object_list:
+        s.pool_state = states.get((s.driver, s.pool))
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"cluster": cluster, "page": page, "slices": page.object_list, "driver": driver, "node": node,
-           "params": params.urlencode()}
+           "problems": problems, "params": params.urlencode(),
+           "incomplete_pools": sum(1 for st in states.values() if st.incomplete),
+           "older_slices": sum(st.older for st in states.values()), "odd_slices": len(odd)}
     return render(request, "inventory/resourceslice_list.html", ctx)
 
 
 def resourceslice_detail(request, cluster_name: str, name: str):
-    """A ResourceSlice: pool, generation, node or node selector, and its devices with holders."""
+    """A ResourceSlice: pool (its state as the scheduler gathers it, and the pool's other
+    slices), generation, node or node selector, and its devices with holders."""
     rs = by_name(ResourceSlice.objects.select_related("cluster"), cluster__name=cluster_name, name=name)
     table = SliceDeviceTable(Device.objects.filter(slice=rs).defer("capacity"))
     BoundedRequestConfig(request, paginate=False).configure(table)  # ?sort= orders the queryset
@@ -125,10 +151,16 @@ def resourceslice_detail(request, cluster_name: str, name: str):
     queries.attach_holders(rs.cluster_id, devices)
     spec = rs.raw.get("spec") or {}
     node = Node.objects.filter(cluster=rs.cluster, name=rs.node_name).only("pk", "name", "cluster_id").first() if rs.node_name else None
+    others = list(ResourceSlice.objects.filter(cluster=rs.cluster, driver=rs.driver, pool=rs.pool).exclude(pk=rs.pk)
+                  .order_by("-pool_generation", "name").values_list("name", "pool_generation", "resource_slice_count"))
+    state = pool_states([(rs.driver, rs.pool, g, n) for _, g, n in [("", rs.pool_generation, rs.resource_slice_count), *others]])
+    state = state[(rs.driver, rs.pool)]
+    siblings = [(name, g) for name, g, _ in others[:POOL_SLICES]]
     ctx = {
         "rs": rs, "cluster": rs.cluster, "devices": devices, "node": node, "table": table,
         "node_selector": spec.get("nodeSelector"), "shared_counters": spec.get("sharedCounters") or [],
-        "published": len(spec.get("devices") or []),
+        "published": len(spec.get("devices") or []), "pool_state": state, "siblings": siblings,
+        "superseded": rs.pool_generation != state.newest, "more_siblings": len(others) - len(siblings),
     }  # fmt: skip
     return render(request, "inventory/resourceslice_detail.html", ctx)
 

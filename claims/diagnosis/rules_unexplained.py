@@ -89,6 +89,23 @@ def _extended_resources(ctx: Context) -> dict[str, str]:
     return out
 
 
+def _all_mode_waits(ctx: Context, claim: ResourceClaim) -> list[str]:
+    """A request for All devices waits while a pool is incomplete: the scheduler refuses it
+    ("resource pool ... is currently being updated") on any node that sees such a pool."""
+    incomplete = ctx.state.incomplete_pools
+    if not incomplete:
+        return []
+    out = []
+    for req in claim.requests:
+        if any(b.allocation_mode == "All" for b in req.bodies):
+            named = ", ".join(f"{driver}/{pool} ({st.published} of {st.expected} slices of generation {st.newest})"
+                              for (driver, pool), st in sorted(incomplete.items())[:3])
+            more = f" and {len(incomplete) - 3} more" if len(incomplete) > 3 else ""
+            out.append(f"{claim.name} request {req.name} asks for All devices, and pool {named}{more} is incomplete:"
+                       " the scheduler refuses such a request until the driver has published the whole pool")
+    return out
+
+
 def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
     """pending_unexplained: what has waited past the threshold with no other finding."""
     named = _named(ctx)
@@ -104,6 +121,7 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
         if "waiting" in binding:
             continue  # the scheduler waits for binding conditions: not stuck before the timeout
         checks: list[str] = []
+        pool_waits: list[str] = []
         if kind == "extended_resource":
             mapped = _extended_resources(ctx)
             for p in pods:
@@ -115,6 +133,9 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
                                           f" {mapped[name]}; the scheduler creates its claim once a node fits")
         for c in claims:
             if kind == "unallocated":
+                waits = _all_mode_waits(ctx, c)
+                pool_waits.extend(waits)
+                checks.extend(waits)  # first: the summary quotes the start of the checks
                 feas = ctx.feasibility(c)
                 checks.append(f"{c.name}: {feas.verdict} ({feas.detail})")
             else:
@@ -131,6 +152,7 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
                 "pending_seconds": ctx.age(since),
                 "threshold_seconds": ctx.thresholds.pending_seconds,
                 "checked": checks,
+                "incomplete_pool": bool(pool_waits),
                 "failed_rules": [f.rule for f in ctx.failed],
                 "scheduler": _scheduler_says(ctx, pods)[:5],
             },
@@ -154,9 +176,19 @@ def _render_pending_unexplained(v: Verdict) -> tuple[str, str]:
         + (f"; the scheduler says: '{quote}'" if quote else "; the scheduler has written no event")
         + "."
     )
-    action = (
-        "Read the scheduler's events and log for the pod (kubectl describe pod; kube-scheduler at -v=5"
-        " for DynamicResources), compare them with the checks above, and report the case: it is not a"
-        " failure mode this tool knows yet."
-    )
+    if f.get("incomplete_pool"):
+        action = (
+            "Find why the driver has not published the rest of the pool (kubectl get resourceslices -o"
+            " custom-columns=NAME:.metadata.name,POOL:.spec.pool.name,GENERATION:.spec.pool.generation,"
+            "COUNT:.spec.pool.resourceSliceCount; the kubelet plugin's log on the pool's node): a plugin"
+            " that restarted mid-rewrite, or slices it cannot create. Once every slice of the newest"
+            " generation is published the scheduler allocates the claim; ask for a count instead of All"
+            " if the workload can start without every device."
+        )
+    else:
+        action = (
+            "Read the scheduler's events and log for the pod (kubectl describe pod; kube-scheduler at -v=5"
+            " for DynamicResources), compare them with the checks above, and report the case: it is not a"
+            " failure mode this tool knows yet."
+        )
     return summary, action

@@ -303,7 +303,7 @@ class ClusterState:
             kinds_seen=frozenset(kinds), errors=self.errors,
         )  # fmt: skip
         for name in ("_slices_by_node", "_slice_seq", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node", "devices_by_uuid",
-                     "_node_seq", "node_facts", "device_matches"):
+                     "_node_seq", "node_facts", "device_matches", "incomplete_pools"):
             if name in self.__dict__:  # what only slices, DaemonSets and plugin pods move
                 new.__dict__[name] = self.__dict__[name]
         for name in () if events_moved else ("_events_by_object", "_event_seq"):
@@ -463,6 +463,14 @@ class ClusterState:
     def shareable_devices(self) -> frozenset[tuple[str, str, str]]:
         """Keys of devices published with ``allowMultipleAllocations``: allocated, still free."""
         return frozenset(d.key for s in self.slices if s.allow_multiple for d in s.devices if d.name in s.allow_multiple)
+
+    @cached_property
+    def incomplete_pools(self) -> dict[tuple[str, str], capacity.PoolState]:
+        """(driver, pool) -> state of each pool the scheduler gathers as incomplete (its newest
+        generation has another number of slices than they declare): a request for All devices
+        fails on a node that sees such a pool (``inventory.capacity.PoolState``)."""
+        states = capacity.pool_states((s.driver, s.pool, s.pool_generation, s.resource_slice_count) for s in self.slices)
+        return {k: v for k, v in states.items() if v.incomplete}
 
     @cached_property
     def holdings(self) -> dict[tuple[str, str, str], capacity.Holding]:

@@ -176,3 +176,38 @@ def test_scoring_error_on_affected_scheduler_is_scheduler_known_bug():
     fixed = copy.deepcopy(objs)
     fixed[-2]["spec"]["containers"][0]["image"] = "registry.k8s.io/kube-scheduler:v1.35.6"
     assert "scheduler_known_bug" not in categories(run(fixed))
+
+
+def _all_request():
+    r = request("gpu")
+    body = r["exactly"]
+    body.pop("count", None)
+    body["allocationMode"] = "All"
+    return r
+
+
+def test_an_all_request_waiting_on_an_incomplete_pool_says_so_and_what_to_do():
+    """One real H100 pool declares a second slice it has not published: the scheduler refuses
+    a request for All devices ("currently being updated"). The catch-all names the pool, and
+    its action points at the driver instead of "unknown failure mode"."""
+    objs = base_cluster() + _pending(_all_request())
+    gpu_slice = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com")
+    gpu_slice["spec"]["pool"]["resourceSliceCount"] = 2
+    f = run(objs)
+    assert categories(f) == ["pending_unexplained"]
+    pool = gpu_slice["spec"]["pool"]
+    assert f[0].evidence["incomplete_pool"] is True
+    first = f[0].evidence["checked"][0]
+    assert f"gpu.nvidia.com/{pool['name']} (1 of 2 slices of generation {pool['generation']})" in first
+    assert "asks for All devices" in first and "incomplete" in f[0].summary
+    assert "resourceSliceCount" in f[0].next_action and "not a failure mode" not in f[0].next_action
+
+    # The pool whole again, or a request for a count: no such check.
+    gpu_slice["spec"]["pool"]["resourceSliceCount"] = 1
+    f = run(objs)
+    assert not f[0].evidence["incomplete_pool"] and "not a failure mode" in f[0].next_action
+    counted = base_cluster() + _pending(request("gpu"))
+    next(o for o in counted if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com")["spec"]["pool"]["resourceSliceCount"] = 2
+    f = run(counted)
+    assert categories(f) == ["pending_unexplained"] and not f[0].evidence["incomplete_pool"]
+    assert not any("All devices" in c for c in f[0].evidence["checked"])

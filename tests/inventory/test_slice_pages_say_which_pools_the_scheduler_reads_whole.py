@@ -1,0 +1,89 @@
+"""A pool as the scheduler gathers it: only its newest generation counts, and a pool whose
+newest generation has fewer (or more) slices than they declare (``resourceSliceCount``) is
+incomplete, so a request for All devices fails until the driver has published the rest. The
+slice pages say so, on real slices made incomplete or superseded as a driver mid-rewrite
+leaves them."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from django.urls import reverse
+
+from inventory.capacity import PoolState, pool_states
+from tests.conftest import H100_SLICES, write_list
+
+
+def test_pool_states_follow_the_newest_generation_only():
+    states = pool_states([
+        ("gpu.nvidia.com", "n1", 3, 2), ("gpu.nvidia.com", "n1", 3, 2),  # complete at generation 3
+        ("gpu.nvidia.com", "n1", 2, 1),  # a leftover of generation 2
+        ("gpu.nvidia.com", "n2", 1, 3), ("gpu.nvidia.com", "n2", 1, 3),  # 2 of 3
+        ("other.example.com", "n2", 5, 1),  # the same pool name of another driver is another pool
+    ])
+    assert states[("gpu.nvidia.com", "n1")] == PoolState(newest=3, published=2, expected=2, older=1)
+    assert not states[("gpu.nvidia.com", "n1")].incomplete
+    assert states[("gpu.nvidia.com", "n2")] == PoolState(newest=1, published=2, expected=3)
+    assert states[("gpu.nvidia.com", "n2")].incomplete
+    assert not states[("other.example.com", "n2")].incomplete
+    # More slices than declared is not a whole pool either (the scheduler compares for equality).
+    assert pool_states([("d", "p", 1, 1), ("d", "p", 1, 1)])[("d", "p")].incomplete
+
+
+@pytest.fixture
+def mid_rewrite(tmp_path, sync_snapshot):
+    """The real H100 slices with one GPU pool declaring a second slice it has not published,
+    and an old-generation copy of another pool's slice still listed."""
+    from inventory.models import SyncStatus
+    from inventory.snapshot import load_path
+
+    objs = load_path(H100_SLICES).objects
+    slices = [o for o in objs if o["kind"] == "ResourceSlice"]
+    gpu = [o for o in slices if o["spec"]["driver"] == "gpu.nvidia.com"]
+    assert len({o["spec"]["pool"]["name"] for o in slices}) >= 2
+    waiting = gpu[0]
+    waiting["spec"]["pool"]["resourceSliceCount"] = 2
+    current = next(o for o in slices if o["spec"]["pool"]["name"] != waiting["spec"]["pool"]["name"])
+    old = copy.deepcopy(current)
+    old["metadata"]["name"] += "-old"
+    old["metadata"]["uid"] = old["metadata"]["uid"][:-3] + "old"
+    old["spec"]["pool"]["generation"] -= 1
+    run = sync_snapshot(write_list(tmp_path / "mid.json", [*objs, old]), "midpool")
+    assert run.status == SyncStatus.OK, run.errors
+    return waiting, current, old
+
+
+def test_the_slice_list_marks_and_filters_what_the_scheduler_does_not_read_whole(client_in, mid_rewrite, django_assert_max_num_queries):
+    from inventory.models import ResourceSlice
+
+    waiting, current, old = mid_rewrite
+    url = reverse("inventory:resourceslices", args=["midpool"])
+    with django_assert_max_num_queries(12):
+        resp = client_in.get(url)
+    body = resp.content.decode()
+    assert "1 incomplete pool" in body and "1 slice of an older generation" in body
+    rows = {s.name: s for s in resp.context["slices"]}
+    assert rows[waiting["metadata"]["name"]].pool_state.incomplete
+    assert rows[old["metadata"]["name"]].pool_state.newest == current["spec"]["pool"]["generation"]
+
+    resp = client_in.get(url, {"problems": "1"})
+    assert {s.name for s in resp.context["slices"]} == {waiting["metadata"]["name"], old["metadata"]["name"]}
+    assert resp.context["page"].paginator.count == 2 < ResourceSlice.objects.filter(cluster__name="midpool").count()
+
+
+def test_a_slice_page_says_whether_its_pool_is_read_whole(client_in, mid_rewrite):
+    waiting, current, old = mid_rewrite
+
+    def page(o):
+        return client_in.get(reverse("inventory:resourceslice", args=["midpool", o["metadata"]["name"]]))
+
+    body = page(waiting).content.decode()
+    assert "incomplete pool" in body and "1 of the 2 slices of generation" in body
+    body = page(old).content.decode()
+    assert "older generation" in body and "offers none of this slice" in body
+    resp = page(current)
+    assert 'badge green">complete' in resp.content.decode() and not resp.context["superseded"]
+    assert not resp.context["pool_state"].incomplete
+    # The pool's other slice is linked from each.
+    assert reverse("inventory:resourceslice", args=["midpool", old["metadata"]["name"]]) in resp.content.decode()

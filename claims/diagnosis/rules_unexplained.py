@@ -24,11 +24,9 @@ from typing import Any
 from claims.diagnosis.context import Context, claim_ref, minutes, pod_ref
 from claims.diagnosis.rules_pending import waiting_on_binding
 from claims.diagnosis.verdicts import Verdict, renders
+from inventory.capacity import extended_resource_classes
 from inventory.kube import ObjectRef
 from inventory.records import Pod, ResourceClaim
-
-# The extended resource name every DeviceClass serves without declaring one (KEP-5004).
-IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
 def _named(ctx: Context) -> set[ObjectRef]:
@@ -67,26 +65,16 @@ def _waiting(ctx: Context) -> Iterator[tuple[list[ResourceClaim], list[Pod], str
     # Pods asking for an extended resource a DeviceClass serves (``extendedResourceName``, or the
     # implicit ``deviceclass.resource.kubernetes.io/<class>``): the scheduler makes their claim
     # only once it finds a node, so a pod it cannot place has no claim at all.
-    mapped = _extended_resources(ctx)
-    if not mapped:
+    classes = list(state.device_classes.values())
+    if not classes:
         return
     for pod in ctx.each_pod():
         if (pod.namespace, pod.name) in seen_pods or pod.node_name or pod.terminal or pod.deletion_timestamp:
             continue
         if pod.resource_claims or pod.extended_resource_claim is not None:
             continue
-        if any(name in mapped for c in pod.pod_spec.all_containers() for name in c.resource_names):
+        if extended_resource_classes(pod, classes):
             yield [], [pod], "extended_resource"
-
-
-def _extended_resources(ctx: Context) -> dict[str, str]:
-    """Extended resource name -> the DeviceClass that serves it."""
-    out = {}
-    for dc in ctx.state.device_classes.values():
-        if dc.extended_resource_name:
-            out[dc.extended_resource_name] = dc.name
-        out[f"{IMPLICIT_EXTENDED_PREFIX}{dc.name}"] = dc.name
-    return out
 
 
 def _all_mode_waits(ctx: Context, claim: ResourceClaim) -> list[str]:
@@ -123,8 +111,8 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
         checks: list[str] = []
         pool_waits: list[str] = []
         if kind == "extended_resource":
-            mapped = _extended_resources(ctx)
             for p in pods:
+                mapped = extended_resource_classes(p, ctx.state.device_classes.values())
                 for cont in p.pod_spec.all_containers():
                     for name in cont.resource_names:
                         if name in mapped:

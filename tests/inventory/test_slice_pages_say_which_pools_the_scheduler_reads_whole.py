@@ -82,6 +82,7 @@ def test_a_slice_page_says_whether_its_pool_is_read_whole(client_in, mid_rewrite
     assert "incomplete pool" in body and "1 of the 2 slices of generation" in body
     body = page(old).content.decode()
     assert "older generation" in body and "offers none of this slice" in body
+    assert "shown under the slices of generation" in body and "lists no devices" not in body
     resp = page(current)
     assert 'badge green">complete' in resp.content.decode() and not resp.context["superseded"]
     assert not resp.context["pool_state"].incomplete

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from claims.diagnosis.context import Context, claim_ref, minutes, node_ref, pod_ref
 from claims.diagnosis.verdicts import Verdict, renders
-from inventory.kube import ObjectRef
+from inventory.kube import ObjectRef, parse_time
 from inventory.records import Node, Pod
 
 
@@ -44,7 +44,9 @@ def rule_allocated_not_reserved(ctx: Context) -> Iterator[Verdict]:
     for c in ctx.each_claim():
         if not c.allocated or c.reserved_for or c.deletion_timestamp:
             continue
-        since = c.allocation_timestamp or c.created
+        # An allocationTimestamp that is no time (a hand-edited file) counts as absent, as on
+        # servers older than the field: else the claim would never be old enough to report.
+        since = c.allocation_timestamp if parse_time(c.allocation_timestamp) else c.created
         if not ctx.older_than(since, ctx.thresholds.allocated_not_reserved_seconds):
             continue
         alloc_nodes = list(c.allocation_nodes)

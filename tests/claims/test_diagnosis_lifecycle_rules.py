@@ -45,6 +45,17 @@ def test_allocated_not_reserved_waits_for_its_threshold():
     assert f == []
 
 
+def test_an_unreadable_allocation_time_counts_as_absent_not_as_never_old_enough():
+    slices, c, p = _vks()
+    c["status"]["reservedFor"] = []
+    p["spec"].pop("nodeName")
+    p["status"]["phase"] = "Pending"
+    c["status"]["allocation"]["allocationTimestamp"] = "yesterday"
+    f = run([*slices, c, p])
+    assert categories(f) == ["allocated_not_reserved"]
+    assert f[0].since == c["metadata"]["creationTimestamp"]
+
+
 def test_reservation_for_a_pod_that_is_gone_is_reserved_for_missing_pod():
     slices, c, p = _vks()
     c["status"]["reservedFor"][0]["uid"] = "0000-gone"

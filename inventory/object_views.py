@@ -128,8 +128,13 @@ def resourceslice_list(request, cluster_name: str):
         qs = qs.filter(node_name__icontains=node)
     states, odd = _pool_problems(_pool_rows(cluster))
     if problems:
-        qs = qs.filter(pk__in=sorted(odd))
-    page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
+        # The page's pks picked in the list's order, then only they fetched: a pool rewrite can
+        # make thousands of slices odd, more than one ``IN (...)`` should carry.
+        page = Paginator([pk for pk in qs.values_list("pk", flat=True) if pk in odd], PAGE_SIZE).get_page(request.GET.get("page"))
+        by_pk = {s.pk: s for s in qs.filter(pk__in=page.object_list)}
+        page.object_list = [by_pk[pk] for pk in page.object_list if pk in by_pk]
+    else:
+        page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
     for s in page.object_list:
         s.pool_state = states.get((s.driver, s.pool))
     params = request.GET.copy()

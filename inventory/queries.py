@@ -284,11 +284,11 @@ def _pool_device_rows(cluster: Cluster, pools: Collection[summaries.PoolKey] | N
         held=Exists(AllocationResult.objects.filter(device_id=OuterRef("pk"))))
     columns = (*summaries.DEVICE_COLUMNS, "held", "slice_id")
     if pools is None:
-        stale = _superseded_slices(ResourceSlice.objects.filter(cluster=cluster))
+        stale = superseded_slices(ResourceSlice.objects.filter(cluster=cluster))
         return summaries.pool_devices(_published(devs.values_list(*columns).iterator(chunk_size=5000), stale))
     rows: list[tuple[Any, ...]] = []
     for driver, names in summaries.pool_chunks(pools):
-        stale = _superseded_slices(ResourceSlice.objects.filter(cluster=cluster, driver=driver, pool__in=names))
+        stale = superseded_slices(ResourceSlice.objects.filter(cluster=cluster, driver=driver, pool__in=names))
         rows.extend(_published(devs.filter(driver=driver, pool__in=names).values_list(*columns), stale))
     return summaries.pool_devices(rows)
 
@@ -309,11 +309,11 @@ def superseded_among(cluster: Cluster, slices: Iterable[ResourceSlice]) -> set[i
     names = sorted({s.pool for s in slices})
     stale: set[int] = set()
     for i in range(0, len(names), 400):
-        stale |= _superseded_slices(ResourceSlice.objects.filter(cluster=cluster, pool__in=names[i : i + 400]))
+        stale |= superseded_slices(ResourceSlice.objects.filter(cluster=cluster, pool__in=names[i : i + 400]))
     return stale
 
 
-def _superseded_slices(slices: QuerySet) -> set[int]:
+def superseded_slices(slices: QuerySet) -> set[int]:
     """pks of the slices a newer generation of their pool replaces: their devices are not
     published (the scheduler's rule, ``capacity.newest_generations``), so not counted. Usually
     none; a driver restarting its kubelet plugin leaves some for a moment."""

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from django.db.models import Q
 
-from . import cel, decide, jsonlist, parse, records, rows
+from . import cel, decide, jsonlist, parse, queries, records, rows
 from .bulk import update_rows
 from .changes import ChangeSet
 from .kinds import BY_KIND
@@ -850,8 +850,12 @@ def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> i
             node_rows.filter(name__in=names),
         )
     allocated = set(results.values_list("device_id", flat=True))
+    stale = queries.superseded_slices(ResourceSlice.objects.filter(cluster=cluster))
     per_node: dict[str, dict[str, Any]] = defaultdict(lambda: {"devices": 0, "gpus": set(), "migs": 0, "alloc": 0, "gpu_devs": 0, "product": ""})
-    for pk, node, driver, dtype, uuid, parent, product in devs.values_list("pk", "node_name", "driver", "type", "uuid", "parent_uuid", "product_name"):
+    for pk, node, driver, dtype, uuid, parent, product, slice_pk in devs.values_list(
+            "pk", "node_name", "driver", "type", "uuid", "parent_uuid", "product_name", "slice_id"):
+        if slice_pk in stale:
+            continue  # an older generation of its pool: the scheduler does not offer it
         acc = per_node[node]
         acc["devices"] += 1
         if driver != parse.GPU_DRIVER:

@@ -404,6 +404,7 @@ def rule_stale_slice(ctx: Context) -> Iterator[Verdict]:
             uids=(c.uid, *(p.uid for p in pods)),
             since=c.allocation_timestamp,
             facts={"missing_devices": [f"{r.driver}/{r.pool}/{r.device}" for r in gone],
+                   "older_generation": [f"{r.driver}/{r.pool}/{r.device}" for r in gone if r.device_key in state.superseded_devices],
                    "driver": gone[0].driver, "plugins_not_ready": [p.name for p in not_ready],
                    "plugin_pods": [p.name for p in plugins]},
         )
@@ -414,9 +415,12 @@ def _render_stale_slice(v: Verdict) -> tuple[str, str]:
     f = v.facts
     main = v.objects[0]
     devices = ", ".join(d.split("/", 1)[1] for d in f["missing_devices"])
+    older = f.get("older_generation") or []
     summary = (
         f"Claim {main.namespace}/{main.name} is allocated {devices} ({f['driver']}), which no"
         " ResourceSlice publishes any more"
+        + (f" (only a slice of an older pool generation lists {', '.join(d.split('/', 1)[1] for d in older)};"
+           " the scheduler reads the newest alone)" if older else "")
         + (f"; plugin pod(s) not ready: {', '.join(f['plugins_not_ready'])}" if f["plugins_not_ready"] else "")
         + "."
     )

@@ -135,7 +135,11 @@ class ClusterState:
                 roles[r.name] = r
             elif isinstance(r, ConfigMap):
                 cms[(r.namespace or "", r.name)] = r
-        devices = {(d.driver, d.pool, d.name): d for s in slices for d in s.devices}  # Device.key, without 160,000 calls
+        # Device.key, without 160,000 calls; only a pool's newest generation publishes (as the
+        # scheduler reads it): a device an older slice alone lists is no device to allocate.
+        newest = capacity.newest_generations((s.driver, s.pool, s.pool_generation) for s in slices)
+        devices = {(d.driver, d.pool, d.name): d for s in slices if s.pool_generation == newest[(s.driver, s.pool)]
+                   for d in s.devices}
         return cls(
             nodes=nodes,
             device_classes=classes,
@@ -303,7 +307,7 @@ class ClusterState:
             kinds_seen=frozenset(kinds), errors=self.errors,
         )  # fmt: skip
         for name in ("_slices_by_node", "_slice_seq", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node", "devices_by_uuid",
-                     "_node_seq", "node_facts", "device_matches", "incomplete_pools"):
+                     "_node_seq", "node_facts", "device_matches", "incomplete_pools", "superseded_devices"):
             if name in self.__dict__:  # what only slices, DaemonSets and plugin pods move
                 new.__dict__[name] = self.__dict__[name]
         for name in () if events_moved else ("_events_by_object", "_event_seq"):
@@ -463,6 +467,12 @@ class ClusterState:
     def shareable_devices(self) -> frozenset[tuple[str, str, str]]:
         """Keys of devices published with ``allowMultipleAllocations``: allocated, still free."""
         return frozenset(d.key for s in self.slices if s.allow_multiple for d in s.devices if d.name in s.allow_multiple)
+
+    @cached_property
+    def superseded_devices(self) -> frozenset[tuple[str, str, str]]:
+        """Keys of devices only a slice of an older generation of their pool lists: published
+        once, but not offered by the scheduler, which reads a pool's newest generation alone."""
+        return frozenset(d.key for s in self.slices for d in s.devices if d.key not in self.devices)
 
     @cached_property
     def incomplete_pools(self) -> dict[tuple[str, str], capacity.PoolState]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from diag_helpers import allocation, base_cluster, categories, claim, names, node, pod, request, run
 
 
@@ -172,4 +174,25 @@ def test_driver_wide_taint_rule_over_two_nodes_is_too_broad():
 
 def test_taint_rule_for_one_device_is_not_too_broad():
     objs = [*base_cluster(), {"apiVersion": "resource.k8s.io/v1beta2", "kind": "DeviceTaintRule", "metadata": {"name": "one"}, "spec": {"deviceSelector": {"driver": "gpu.nvidia.com", "pool": "gpu-node-1", "device": "gpu-3"}, "taint": {"key": "maint", "effect": "NoSchedule"}}}]
+    assert run(objs) == []
+
+
+def test_a_device_only_an_older_pool_generation_lists_is_no_device_to_hold():
+    """The driver re-created gpu-node-1's pool at a newer generation without gpu-7, the old
+    slice still listed: the scheduler reads the newest generation alone, so a claim holding
+    gpu-7 holds a device no slice offers, and a pending claim cannot count it as free."""
+    objs = base_cluster() + _reserved("old", "gpu-node-1", "gpu-7")
+    old = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["pool"]["name"] == "gpu-node-1"
+               and o["spec"]["driver"] == "gpu.nvidia.com")
+    new = copy.deepcopy(old)
+    new["metadata"]["name"] += "-r2"
+    new["metadata"]["uid"] = new["metadata"]["uid"][:-2] + "r2"
+    new["spec"]["pool"]["generation"] += 1
+    new["spec"]["devices"] = [d for d in new["spec"]["devices"] if d["name"] != "gpu-7"]
+    objs.append(new)
+    f = run(objs)
+    assert categories(f) == ["stale_slice_driver_unavailable"]
+    assert "older pool generation lists gpu-node-1/gpu-7" in f[0].summary
+    # Without the newer slice the same claim is healthy.
+    objs.remove(new)
     assert run(objs) == []

@@ -181,3 +181,28 @@ def test_new_slices_stored_before_the_old_ones_vanish_take_their_devices(tmp_pat
     assert {(dr, po, na): pk for dr, po, na, pk in Device.objects.filter(cluster=cluster).values_list("driver", "pool", "name", "pk")} == pks_before
     again = sync_snapshot(write_list(tmp_path / "again.json", new), "pools")
     assert again.status == SyncStatus.OK and len(_devices(cluster)) == len(pks_before)
+
+
+def test_a_device_only_an_older_generation_lists_is_not_counted_on_its_node(tmp_path, synced, sync_snapshot):
+    """Mid-restart the driver lists one node's GPU pool again at a newer generation without
+    one GPU, the old slice still there: the node's counts (overview cards, node list) are the
+    newest generation's, as the scheduler and the per-pool aggregates read the pool."""
+    from inventory.models import Node, SyncStatus
+
+    cluster, objs, _ = synced
+    gpu = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com")
+    node = gpu["spec"]["nodeName"]
+    before = Node.objects.get(cluster=cluster, name=node).gpu_count
+    assert before == len(gpu["spec"]["devices"]) > 1
+    new = _recreated([gpu])[0]
+    new["spec"]["devices"] = new["spec"]["devices"][:-1]
+    run = sync_snapshot(write_list(tmp_path / "mid.json", [*objs, new]), "pools")
+    assert run.status == SyncStatus.OK, run.errors
+    assert Node.objects.get(cluster=cluster, name=node).gpu_count == before - 1
+    # The newer slice gone instead: the old one is the newest again and counts.
+    run = sync_snapshot(write_list(tmp_path / "back.json", objs), "pools")
+    assert run.status == SyncStatus.OK and Node.objects.get(cluster=cluster, name=node).gpu_count == before
+    # The old slice gone: the newer one's count.
+    run = sync_snapshot(write_list(tmp_path / "mid2.json", [*objs, new]), "pools")
+    run = sync_snapshot(write_list(tmp_path / "new.json", [*(o for o in objs if o is not gpu), new]), "pools")
+    assert run.status == SyncStatus.OK and Node.objects.get(cluster=cluster, name=node).gpu_count == before - 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -298,10 +298,13 @@ def _mig_configs_declared(recs: Records) -> set[str] | None:
     return found
 
 
-def _mig_geometry(recs: Records, gpu_nodes: list[Node], slice_nodes: set[str]) -> _Auto:
+def _mig_geometry(recs: Records, gpu_nodes: list[Node], slice_nodes: set[str], mig_nodes: Mapping[str, int]) -> _Auto:
     """MIG labels live on Node objects (GPU feature discovery): without Node objects, or with
-    GPU nodes known only from their ResourceSlices, "no MIG-capable node" cannot be shown."""
-    capable = [n for n in gpu_nodes if n.labels.get("nvidia.com/mig.capable") == "true" or n.labels.get("nvidia.com/mig.config")]
+    GPU nodes known only from their ResourceSlices, "no MIG-capable node" cannot be shown. A
+    node whose slices publish MIG instances (``mig_nodes``: node -> how many) is MIG-capable
+    whatever its labels say: a layout no label declares is what this item catches."""
+    capable = [n for n in gpu_nodes if n.labels.get("nvidia.com/mig.capable") == "true"
+               or n.labels.get("nvidia.com/mig.config") or n.name in mig_nodes]
     if not capable:
         node_names = {n.name for n in recs if isinstance(n, Node)}
         if not node_names:
@@ -320,7 +323,10 @@ def _mig_geometry(recs: Records, gpu_nodes: list[Node], slice_nodes: set[str]) -
         labels = n.labels
         config = labels.get("nvidia.com/mig.config")
         state = labels.get("nvidia.com/mig.config.state", "")
-        if not config:
+        if not config and n.name in mig_nodes:
+            bad.append(f"Node {n.name} publishes {mig_nodes[n.name]} MIG instance(s) but has no nvidia.com/mig.config"
+                       " label: its layout is declared nowhere")
+        elif not config:
             bad.append(f"Node {n.name} is MIG-capable but has no nvidia.com/mig.config label")
         elif state in ("pending", "failed"):
             bad.append(f"Node {n.name} mig.config={config} stuck in state {state}")
@@ -333,6 +339,17 @@ def _mig_geometry(recs: Records, gpu_nodes: list[Node], slice_nodes: set[str]) -
     if bad:
         return _Auto(FAIL, tuple(bad + lines), "Set nvidia.com/mig.config from the node pool definition in git and fix failed layouts.")
     return _Auto(PASS, tuple(lines), "Keep the label in the node pool definition and the ConfigMap in git.")
+
+
+def _mig_instances_by_node(slices: Iterable[ResourceSlice]) -> dict[str, int]:
+    """node -> MIG instances of gpu.nvidia.com its slices publish (a dynamic-MIG placement is a
+    possibility, not a layout: left out)."""
+    out: dict[str, int] = {}
+    for sl in slices:
+        for d in sl.devices:
+            if d.driver == GPU_DRIVER and d.type == "mig" and not d.consumes_counters and d.node_name:
+                out[d.node_name] = out.get(d.node_name, 0) + 1
+    return out
 
 
 def _gpu_node_pool(recs: Records, gpu_nodes: list[Node]) -> _Auto:
@@ -479,7 +496,7 @@ def evaluate_readiness(
         "allocation_path": _allocation_path(recs, slices),
         "operator_pinned": _operator_pinned(recs),
         "gpu_nodes_tainted": _gpu_nodes_tainted(recs, gpu_nodes),
-        "mig_geometry_declared": _mig_geometry(recs, gpu_nodes, slice_nodes),
+        "mig_geometry_declared": _mig_geometry(recs, gpu_nodes, slice_nodes, _mig_instances_by_node(slices)),
         "gpu_node_pool": _gpu_node_pool(recs, gpu_nodes),
         "dcgm_alerts": _dcgm_alerts(recs, prometheus_rules, dcgm_devices_with_metrics),
         "queueing": _queueing(recs),

@@ -204,3 +204,23 @@ def test_node_served_by_device_plugin_and_dra_driver_fails_allocation_path():
     status, r = _status(objects)
     assert status["allocation_path"] == "fail"
     assert any("gpu-node-02" in line for line in r.item("allocation_path").evidence)
+
+
+def test_a_node_publishing_mig_instances_without_any_mig_label_fails():
+    """The case's real node publishes static MIG instances; with every nvidia.com/mig* label
+    taken off, nothing declares its layout: a fail naming the instances, not a pass for "no
+    MIG-capable GPU nodes"."""
+    import yaml
+
+    from tests.conftest import CASES
+
+    docs = [d for d in yaml.safe_load_all((CASES / "constraint-unsatisfiable-parentuuid" / "cluster.yaml").read_text()) if d]
+    node = next(o for o in docs if o["kind"] == "Node")
+    labels = node["metadata"]["labels"]
+    for k in [k for k in labels if k.startswith("nvidia.com/mig")]:
+        del labels[k]
+    status, r = _status(docs)
+    assert status["mig_geometry_declared"] == "fail"
+    migs = sum(1 for s in docs if s["kind"] == "ResourceSlice" for d in s["spec"]["devices"]
+               if (d.get("attributes") or {}).get("type", {}).get("string") == "mig")
+    assert migs and any(f"publishes {migs} MIG instance(s)" in e for e in r.item("mig_geometry_declared").evidence)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from inventory.kube import GPU_DRIVER
+from inventory.kube import DEVICECLASS_RESOURCE_PREFIX, GPU_DRIVER
 from inventory.records import (
     AllocationResult,
     Device,
@@ -572,7 +572,7 @@ def node_states(
 
 # --- extended resources -------------------------------------------------------------------------
 
-IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+IMPLICIT_EXTENDED_PREFIX = DEVICECLASS_RESOURCE_PREFIX
 
 
 def extended_resource_classes(pod: Pod, classes: Iterable[Any]) -> dict[str, str]:

@@ -62,7 +62,7 @@ class NodeFilter(django_filters.FilterSet):
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
     product = django_filters.CharFilter(field_name="gpu_product", lookup_expr="icontains", label="GPU product")
     driver = django_filters.CharFilter(method="by_driver", label="Driver")
-    min_free = IntegerFilter(method="by_free_gpus", label="Free whole GPUs ≥")
+    min_free = IntegerFilter(method="by_free_gpus", label="Free whole GPUs ≥ (Ready, schedulable)")
     problems = django_filters.BooleanFilter(method="with_problems", label="Only problems", widget=forms.Select(choices=ANY_YES_NO))
 
     class Meta:
@@ -84,6 +84,8 @@ class NodeFilter(django_filters.FilterSet):
         # Whole GPUs, not devices: a node with one free 1g.18gb instance has no free H200.
         if value is None:
             return qs
+        if value > 0:  # a NotReady or cordoned node offers nothing to a pod being scheduled
+            qs = qs.filter(Q(from_slices=True) | Q(ready=True, unschedulable=False))
         return qs.annotate(free_gpus=free_whole_gpus()).filter(free_gpus__gte=value)
 
 

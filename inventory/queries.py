@@ -52,16 +52,19 @@ def with_dra_counts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``cluster_rows`` with ``migs`` and ``free`` as the DRA state has them
     (``cluster_dra_summary``): MIG instances that exist (not possible placements) and
     devices that could be allocated now (no NoSchedule/NoExecute taint, counters free, a
-    shared device with room counted). Nodes the summary does not know keep their stored
+    shared device with room counted, on a node that is Ready and not cordoned). Nodes the summary does not know keep their stored
     counts. One query per cluster besides the (cached) summaries."""
     out = []
     for r in rows:
         summary = cluster_dra_summary(r["cluster"])
         migs, free = r["migs"], r["free"]
-        for name, stored_migs, stored_free in Node.objects.filter(cluster=r["cluster"]).values_list("name", "mig_count", "free_count"):
+        for name, stored_migs, stored_free, ready, cordoned, unknown in Node.objects.filter(cluster=r["cluster"]).values_list(
+                "name", "mig_count", "free_count", "ready", "unschedulable", "from_slices"):
             if name in summary["free"]:
                 migs += summary["instances"][name] - stored_migs
                 free += summary["free"][name] - stored_free
+            if not unknown and (cordoned or not ready):  # the scheduler places no pod there
+                free -= summary["free"].get(name, stored_free)
         out.append({**r, "migs": migs, "free": free})
     return out
 

@@ -324,6 +324,9 @@ def validate_object(obj: dict[str, Any], version: str) -> list[str]:
     problem = name_problem(obj) or _workload_name_problem(obj)
     if problem is not None:
         return [f"metadata: {problem}"]
+    problem = _claim_limit_problem(obj)
+    if problem is not None:
+        return [problem]
     return [f"{where}: {value} is outside int64" for where, value in _big_ints(obj, "")][:1]
 
 
@@ -343,6 +346,30 @@ def _workload_name_problem(obj: dict[str, Any]) -> str | None:
     limit = _NAME_LIMITS.get(kind)
     if limit is not None and len(name) > limit:
         return f"{kind} {name[:80]!r}: a {kind} name has at most {limit} characters ({len(name)})"
+    return None
+
+
+# resource.k8s.io/v1: a claim holds at most 32 requests (the API server refuses more), and the
+# scheduler allocates at most 32 devices to one claim (it never allocates one asking for more).
+MAX_CLAIM_REQUESTS = 32
+MAX_CLAIM_DEVICES = 32
+
+
+def _claim_limit_problem(obj: dict[str, Any]) -> str | None:
+    kind = obj.get("kind")
+    if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
+        return None
+    spec = obj.get("spec") or {}
+    if kind == "ResourceClaimTemplate":
+        spec = spec.get("spec") or {}
+    requests = (spec.get("devices") or {}).get("requests") or []
+    if len(requests) > MAX_CLAIM_REQUESTS:
+        return (f"spec.devices.requests: {len(requests)} requests (one per GPU container), more than the"
+                f" {MAX_CLAIM_REQUESTS} one claim may hold")
+    devices = sum(r["exactly"].get("count", 1) for r in requests if isinstance(r, dict) and isinstance(r.get("exactly"), dict)
+                  and r["exactly"].get("allocationMode", "ExactCount") == "ExactCount" and isinstance(r["exactly"].get("count", 1), int))
+    if devices > MAX_CLAIM_DEVICES:
+        return f"spec.devices.requests: {devices} devices in one claim, more than the {MAX_CLAIM_DEVICES} the scheduler allocates to one claim"
     return None
 
 

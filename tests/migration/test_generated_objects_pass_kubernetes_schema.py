@@ -103,3 +103,38 @@ def test_a_workload_name_the_api_server_refuses_is_a_plan_error(kind, name, why)
     assert any(why in e and name[:20] in e for e in plan.errors), plan.errors
     assert not any(g.obj["metadata"]["name"] == name for g in plan.generated)
     assert name not in {g.source.name for g in plan.generated if g.source}  # neither its template
+
+
+@pytest.mark.parametrize(("containers", "gpus", "why"), [
+    (33, 1, "33 requests (one per GPU container), more than the 32"),
+    (5, 8, "40 devices in one claim, more than the 32"),
+])  # fmt: skip
+def test_a_claim_over_the_dra_limits_is_a_plan_error_and_never_offered(containers, gpus, why):
+    """One claim holds at most 32 requests (the API server refuses more) and is allocated at
+    most 32 devices (the scheduler never allocates one asking for more): the real embedder
+    Deployment grown past either is refused, not offered as validated."""
+    import copy
+
+    objects = load("workloads/workloads.yaml")
+    embedder = find(objects, "Deployment", "embedder")
+    spec = embedder["spec"]["template"]["spec"]
+    gpu = next(c for c in spec["containers"] if "nvidia.com/gpu" in ((c.get("resources") or {}).get("limits") or {}))
+    spec["containers"] = []
+    for i in range(containers):
+        c = copy.deepcopy(gpu)
+        c["name"] = f"{gpu['name']}-{i}"
+        c["resources"]["limits"]["nvidia.com/gpu"] = gpus
+        c["resources"].get("requests", {}).pop("nvidia.com/gpu", None)
+        spec["containers"].append(c)
+    plan = plan_migration(objects, "1.36.1", "1.36")
+    assert any("embedder" in e and why in e for e in plan.errors), plan.errors
+    # Neither its template nor the workload patched to use it (the device-plugin stopgap may stay).
+    assert not [g for g in plan.generated if g.source and g.source.name == "embedder" and g.purpose != "stopgap_workload"]
+    assert "notebook-eval" in plan.bundles["team-a"]  # the others are still planned
+
+    # At the limit it is planned: 32 containers of one GPU each.
+    del spec["containers"][32:]
+    for c in spec["containers"]:
+        c["resources"]["limits"]["nvidia.com/gpu"] = 1
+    plan = plan_migration(objects, "1.36.1", "1.36")
+    assert {g.purpose for g in plan.generated if g.source and g.source.name == "embedder"} >= {"claim_template", "workload"}, plan.errors

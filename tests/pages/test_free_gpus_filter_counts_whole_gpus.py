@@ -33,6 +33,11 @@ def _free_whole_gpus_by_hand() -> Counter:
     return out
 
 
+def _placeable() -> set[tuple[int, str]]:
+    """Nodes a pod being scheduled can land on: Ready and not cordoned (or status unknown)."""
+    return {(n.cluster_id, n.name) for n in Node.objects.all() if n.from_slices or (n.ready and not n.unschedulable)}
+
+
 def _nodes(params):
     f = NodeFilter(params, queryset=Node.objects.all())
     assert f.is_valid()
@@ -41,8 +46,28 @@ def _nodes(params):
 
 @pytest.mark.parametrize("at_least", [1, 2, 4, 8])
 def test_the_filter_keeps_the_nodes_with_that_many_free_whole_gpus(demo, at_least):
-    want = {k for k, n in _free_whole_gpus_by_hand().items() if n >= at_least}
+    want = {k for k, n in _free_whole_gpus_by_hand().items() if n >= at_least} & _placeable()
     assert _nodes({"min_free": str(at_least)}) == want
+
+
+def test_a_cordoned_node_with_idle_gpus_offers_none(client_in, demo):
+    """The demo's cordoned H200 node has idle whole GPUs: none is free to a pod being
+    scheduled, so the filter leaves it out, the overview's free card does not count them and
+    its page says why."""
+    free = _free_whole_gpus_by_hand()
+    cordoned = [n for n in Node.objects.filter(unschedulable=True, from_slices=False) if free[(n.cluster_id, n.name)]]
+    assert cordoned, "the demo has a cordoned node with idle GPUs"
+    n = cordoned[0]
+    assert (n.cluster_id, n.name) not in _nodes({"min_free": "1"})
+    assert (n.cluster_id, n.name) in _nodes({"min_free": "0"}) | _nodes({})
+    body = client_in.get(reverse("inventory:node", args=[n.cluster.name, n.name])).content.decode()
+    assert "idle, but the node is cordoned" in body and "until the node is uncordoned" in body
+    from inventory import queries
+
+    row = next(r for r in queries.with_dra_counts(queries.cluster_rows()) if r["cluster"] == n.cluster)
+    summary = queries.cluster_dra_summary(n.cluster)
+    placeable = [m for m in Node.objects.filter(cluster=n.cluster) if m.from_slices or (m.ready and not m.unschedulable)]
+    assert row["free"] == sum(summary["free"].get(m.name, m.free_count) for m in placeable)
 
 
 def test_a_node_whose_free_devices_are_only_mig_instances_has_no_free_gpu(demo):
@@ -56,7 +81,8 @@ def test_a_node_whose_free_devices_are_only_mig_instances_has_no_free_gpu(demo):
 def test_the_node_list_page_applies_it(client_in, demo):
     html = client_in.get(reverse("inventory:nodes"), {"min_free": "4"}).content.decode()
     free = _free_whole_gpus_by_hand()
+    placeable = _placeable()
     for n in Node.objects.all():
         link = reverse("inventory:node", args=[n.cluster.name, n.name])
-        assert (f'href="{link}"' in html) == (free[(n.cluster_id, n.name)] >= 4), n.name
+        assert (f'href="{link}"' in html) == (free[(n.cluster_id, n.name)] >= 4 and (n.cluster_id, n.name) in placeable), n.name
     assert "Free whole GPUs" in html

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import yaml
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
-from . import queries
+from . import queries, yamltext
 from .capacity import PoolState, extended_resource_classes, pool_states
 from .lookup import by_name
 from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
@@ -199,12 +198,12 @@ def claimtemplate_detail(request, cluster_name: str, namespace: str, name: str):
 
 
 def object_yaml(request, model: str, pk: int):
-    """Any stored object as YAML (``yaml.safe_dump`` of its raw JSON), shown as escaped text."""
+    """Any stored object as YAML (``yamltext.dump`` of its raw JSON), shown as escaped text."""
     if model not in YAML_MODELS:
         raise Http404("no such kind")
     cls, kind = YAML_MODELS[model]
     obj = get_object_or_404(cls.objects.select_related("cluster"), pk=pk)
-    text = yaml.safe_dump(obj.raw, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100)
+    text = yamltext.dump(obj.raw, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100)
     ctx = {"obj": obj, "kind": kind or getattr(obj, "kind", ""), "namespace": getattr(obj, "namespace", ""),
            "text": text, "back": _page_of(obj)}
     return render(request, "inventory/object_yaml.html", ctx)

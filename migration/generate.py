@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import kubernetes_validate
-import yaml
 from kubernetes_validate import utils as kv_utils
 from packaging.version import Version
 
+from inventory import yamltext
 from inventory.kube import GPU_CLASS, GPU_DRIVER, GPU_RESOURCE, MIG_CLASS, ObjectRef, is_gpu_resource, parse_version
 from inventory.parse import is_subdomain, name_problem
 from inventory.records import DeviceClass, KubeRecord
@@ -313,7 +313,12 @@ def validate_object(obj: dict[str, Any], version: str) -> list[str]:
     """Strict schema errors for one object (empty list when valid), and what the API server
     checks beyond the schema that a copied workload can get wrong: its name and namespace
     (``inventory.parse.name_problem``) and integers within int64 (the schema says ``int64``
-    but its checker takes any size: a count of 10^20 from a hand-written file passes it)."""
+    but its checker takes any size: a count of 10^20 from a hand-written file passes it).
+    A claim over the DRA limits is refused before the schema is walked (a pod of 10,000 GPU
+    containers would take seconds)."""
+    problem = _claim_limit_problem(obj)
+    if problem is not None:
+        return [problem]
     try:
         kubernetes_validate.validate(obj, version, strict=True)
     except kubernetes_validate.ValidationError as exc:
@@ -324,9 +329,6 @@ def validate_object(obj: dict[str, Any], version: str) -> list[str]:
     problem = name_problem(obj) or _workload_name_problem(obj)
     if problem is not None:
         return [f"metadata: {problem}"]
-    problem = _claim_limit_problem(obj)
-    if problem is not None:
-        return [problem]
     return [f"{where}: {value} is outside int64" for where, value in _big_ints(obj, "")][:1]
 
 
@@ -388,7 +390,7 @@ def _big_ints(v: Any, where: str) -> Iterator[tuple[str, int]]:
 
 
 def _bundle_text(objs: list[dict[str, Any]], title: str) -> str:
-    body = yaml.safe_dump_all(objs, sort_keys=False, default_flow_style=False)
+    body = yamltext.dump_all(objs, sort_keys=False, default_flow_style=False)
     # The title names a namespace from the cluster: a line break in it would end the comment
     # and inject YAML, so every YAML line-break and control character is replaced.
     title = _YAML_BREAKS.sub("?", title)

@@ -234,8 +234,8 @@ def _plan_workload(
         "stopgap": GeneratedObject("stopgap_workload", ns, stopgap, w.ref) if stopgap else None,
     }
     for key, g in list(generated.items()):
-        if g is None:
-            continue
+        if g is None or (key == "patched" and generated["template"] is None):
+            continue  # a workload whose template is refused is not offered: no need to check it
         errs = validate_object(g.obj, schema)
         if errs:
             errors.extend(f"{w.ref}: generated {g.ref.kind} {g.ref.name} is not valid for Kubernetes {schema}: {e}" for e in errs)

@@ -15,7 +15,6 @@ import zipfile
 from collections import defaultdict
 from typing import Any
 
-import yaml
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -29,6 +28,7 @@ from django.utils.http import content_disposition_header, urlencode
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
+from inventory import yamltext
 from inventory.htmx import partial_template
 from inventory.models import Cluster, KubeObject
 from migration import blockers as b
@@ -251,7 +251,7 @@ def evaluate(request, cluster_name: str):
 
 
 def _dump(obj: dict[str, Any]) -> str:
-    return yaml.safe_dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=False)
+    return yamltext.dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=False)
 
 
 def _target(request) -> str:

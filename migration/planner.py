@@ -205,9 +205,9 @@ def _plan_workload(
 
     selectors: list[SelectorProposal] = []
     selector = None
-    by_product = {m.product: m for m in models}
+    by_product = {p: m for m in models for p in (m.product, *m.aliases)}
     if w.pinned_products and len(models) > 1 and any(not r.is_mig for r in w.requests):
-        chosen = [by_product.get(p) or GpuModel(p, None, None, ()) for p in w.pinned_products]
+        chosen = list({id(m): m for m in (by_product.get(p) or GpuModel(p, None, None, ()) for p in w.pinned_products)}.values())
         sel = selector_for(chosen, models + [c for c in chosen if c.product not in by_product])
         if sel:
             selector = sel[0]

@@ -35,13 +35,16 @@ class GpuModel:
     ``product``: GFD label form (``NVIDIA-H200-NVL``). ``product_name``: the DRA attribute
     ``productName`` (``NVIDIA H200 NVL``) when a ResourceSlice shows it, else None.
     ``memory_bytes``: slice capacity ``memory``, else node label ``nvidia.com/gpu.memory``
-    (MiB) in bytes. ``nodes``: node names carrying it.
+    (MiB) in bytes. ``nodes``: node names carrying it. ``aliases``: other label values its
+    nodes carry (a hand-set ``nvidia.com/gpu.product=H100`` on nodes whose slices publish
+    ``NVIDIA H100 80GB HBM3``): a workload pinned to one is pinned to this model.
     """
 
     product: str
     product_name: str | None
     memory_bytes: int | None
     nodes: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ def gpu_models(objects: Iterable[KubeRecord | dict[str, Any]]) -> list[GpuModel]
     mem: dict[str, int | None] = {}
     names: dict[str, str | None] = {}
     nodes: dict[str, set[str]] = defaultdict(set)
+    published: dict[str, set[str]] = defaultdict(set)  # node -> models its slices publish
     recs = list(records.as_records(objects, [], skip_unknown_versions=True))
     for n in recs:
         if not isinstance(n, Node):
@@ -89,7 +93,20 @@ def gpu_models(objects: Iterable[KubeRecord | dict[str, Any]]) -> list[GpuModel]
                 mem[product] = d.memory_bytes  # what CEL compares, so it wins over the label
             if d.node_name:
                 nodes[product].add(d.node_name)
-    return [GpuModel(p, names.get(p), mem.get(p), tuple(sorted(nodes[p]))) for p in sorted(mem.keys() | names.keys())]
+                published[d.node_name].add(product)
+    # A label value no slice publishes, on nodes whose slices all publish one other model:
+    # that model, labelled by hand (a selector on the label's text would match no device).
+    aliases: dict[str, set[str]] = defaultdict(set)
+    for label in [p for p in mem.keys() | names.keys() if names.get(p) is None]:
+        seen = [published.get(n, set()) for n in nodes[label]]
+        if seen and all(len(s) == 1 for s in seen) and len(one := set().union(*seen)) == 1:
+            (model,) = one
+            aliases[model].add(label)
+            nodes[model] |= nodes.pop(label)
+            mem.pop(label, None)
+            names.pop(label, None)
+    return [GpuModel(p, names.get(p), mem.get(p), tuple(sorted(nodes[p])), tuple(sorted(aliases.get(p, ()))))
+            for p in sorted(mem.keys() | names.keys())]
 
 
 def memory_threshold_gib(lower: int, upper: int) -> int | None:

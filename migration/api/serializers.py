@@ -60,6 +60,8 @@ class PlanGpuModelSerializer(serializers.Serializer):
     product = serializers.CharField()
     memory_bytes = serializers.IntegerField(allow_null=True)
     nodes = serializers.ListField(child=serializers.CharField())
+    aliases = serializers.ListField(child=serializers.CharField(),
+                                    help_text="nvidia.com/gpu.product label values on nodes whose slices publish this model")
 
 
 class PlanSelectorSerializer(serializers.Serializer):

@@ -107,3 +107,34 @@ def test_product_names_unsafe_in_a_cel_literal_give_no_selector():
     models = [m.__class__(m.product, m.product_name, None, m.nodes) for m in gpu_models([RTX, evil])]
     bad = next(m for m in models if "true" in m.product)
     assert selector_for([bad], models) is None
+
+
+def test_a_hand_set_product_label_is_an_alias_of_the_model_its_slices_publish():
+    """gpu-node-02 and -03 carry the label value "H200" set by hand while their slices publish
+    the driver's "NVIDIA H200 NVL": one model, not two (a selector on "H200" would match no
+    device), and a workload pinned to "H200" gets the selector of that model."""
+    nodes = load("workloads/nodes-mixed.yaml")
+    h200_nodes = [n for n in nodes if n["metadata"]["labels"].get("nvidia.com/gpu.product") == "NVIDIA-H200-NVL"]
+    assert len(h200_nodes) == 2
+    for n in h200_nodes:
+        n["metadata"]["labels"]["nvidia.com/gpu.product"] = "H200"
+    h200_03 = _slice("gpu-node-03", "NVIDIA H200 NVL", "143771Mi")
+    models = {m.product: m for m in gpu_models([*nodes, H200, h200_03, RTX])}
+    assert set(models) == {"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "NVIDIA-H200-NVL"}
+    assert models["NVIDIA-H200-NVL"].aliases == ("H200",)
+    assert models["NVIDIA-H200-NVL"].nodes == ("gpu-node-02", "gpu-node-03")
+
+    # Only one of its nodes publishes: the label may name another model on the other node.
+    models = {m.product: m for m in gpu_models([*nodes, H200, RTX])}
+    assert "H200" in models and not models["NVIDIA-H200-NVL"].aliases
+
+    plan = plan_migration([o for o in device_plugin_cluster() if o["kind"] != "Node"] + nodes + [H200, h200_03, RTX]
+                          + load("workloads/priority.yaml"), "1.36.0", "1.36")
+    trainer = next(p for p in plan.workload_plans if p.workload.ref.name == "llm-trainer")
+    assert trainer.workload.pinned_products  # pinned through the label
+    (proposal,) = trainer.selectors
+    assert proposal.applied and "H200" in proposal.models
+    (req,) = trainer.template.obj["spec"]["spec"]["devices"]["requests"]
+    (expr,) = [s["cel"]["expression"] for s in req["exactly"]["selectors"]]
+    assert "'H200'" not in expr
+    assert evaluate_device(_device(H200), [expr]).matched and not evaluate_device(_device(RTX), [expr]).matched

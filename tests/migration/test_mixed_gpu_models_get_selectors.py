@@ -128,10 +128,12 @@ def test_a_hand_set_product_label_is_an_alias_of_the_model_its_slices_publish():
     models = {m.product: m for m in gpu_models([*nodes, H200, RTX])}
     assert "H200" in models and not models["NVIDIA-H200-NVL"].aliases
 
-    plan = plan_migration([o for o in device_plugin_cluster() if o["kind"] != "Node"] + nodes + [H200, h200_03, RTX]
-                          + load("workloads/priority.yaml"), "1.36.0", "1.36")
+    objects = [o for o in device_plugin_cluster() if o["kind"] != "Node"] + nodes + [H200, h200_03, RTX]
+    trainer_obj = next(o for o in objects if o["metadata"]["name"] == "llm-trainer" and o["kind"] == "StatefulSet")
+    trainer_obj["spec"]["template"]["spec"]["nodeSelector"]["nvidia.com/gpu.product"] = "H200"
+    plan = plan_migration(objects, "1.36.0", "1.36")
     trainer = next(p for p in plan.workload_plans if p.workload.ref.name == "llm-trainer")
-    assert trainer.workload.pinned_products  # pinned through the label
+    assert trainer.workload.pinned_products == ("H200",)  # pinned through the hand-set label
     (proposal,) = trainer.selectors
     assert proposal.applied and "H200" in proposal.models
     (req,) = trainer.template.obj["spec"]["spec"]["devices"]["requests"]

@@ -37,6 +37,9 @@ def overview(request, cluster_name: str | None = None):
         "problem_nodes": problem_nodes,
         "sync_runs": SyncRun.objects.filter(cluster=cluster)[:10] if cluster else None,
     }
+    # Under dynamic MIG a GPU with a placement held is no free device, though more placements
+    # may fit on it: said under the card, so it does not contradict the MIG table.
+    ctx["dynamic_mig_free"] = sum(p["free"] for p in ctx.get("profiles") or () if p.get("placements"))
     return render_live(request, "inventory/overview.html", "summary", ctx)
 
 

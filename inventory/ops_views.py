@@ -22,7 +22,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from .models import Cluster
+from .models import Cluster, SyncRun
 from .tasks import sync_cluster_task
 
 
@@ -37,11 +37,17 @@ def sync_now(request, cluster_name: str):
     cluster = get_object_or_404(Cluster, name=cluster_name)
     result = sync_cluster_task.delay(cluster.pk)
     if settings.CELERY_TASK_ALWAYS_EAGER:
+        run = SyncRun.objects.filter(cluster=cluster).order_by("-started", "-pk").first()
         message = f"Sync finished: {result.result}"
+        if run is not None and run.status == result.result:
+            why = run.error or "; ".join(str(e) for e in (run.errors or [])[:2])
+            message += (f" in {run.duration_ms} ms" if run.duration_ms is not None else "") + (f": {why[:300]}" if why else "")
     else:
         message = "Sync queued"
     if request.htmx:
-        return render(request, "includes/sync_button.html", {"cluster": cluster, "sync_message": message})
+        response = render(request, "includes/sync_button.html", {"cluster": cluster, "sync_message": message})
+        response["HX-Trigger"] = "cluster-synced"  # the page's live parts fetch themselves again
+        return response
     return redirect(cluster.get_absolute_url(), permanent=False)
 
 

@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 @shared_task(name="inventory.sync_cluster", soft_time_limit=240, time_limit=300, ignore_result=True)
 def sync_cluster_task(cluster_id: int, queued: str = "") -> str:
     cluster = Cluster.objects.get(pk=cluster_id)
+    started = timezone.now()
     try:
         return run_sync(cluster, queued=queued).status
     except locks.SyncBusy as exc:
@@ -41,7 +42,8 @@ def sync_cluster_task(cluster_id: int, queued: str = "") -> str:
         if queued:
             locks.release(cluster_id, queued)
         now = timezone.now()
-        SyncRun.objects.create(cluster=cluster, source=cluster.source_kind, started=now, finished=now,
+        SyncRun.objects.create(cluster=cluster, source=cluster.source_kind, started=started, finished=now,
+                               duration_ms=int((now - started).total_seconds() * 1000),
                                status=SyncStatus.FAILED, error=str(exc))
         Cluster.objects.filter(pk=cluster_id).update(last_sync_at=now, last_sync_status=SyncStatus.FAILED)
         return SyncStatus.FAILED

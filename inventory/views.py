@@ -40,7 +40,9 @@ def overview(request, cluster_name: str | None = None):
     # Under dynamic MIG a GPU with a placement held is no free device, though more placements
     # may fit on it: said under the card, so it does not contradict the MIG table.
     ctx["dynamic_mig_free"] = sum(p["free"] for p in ctx.get("profiles") or () if p.get("placements"))
-    return render_live(request, "inventory/overview.html", "summary", ctx)
+    # ?part=syncs: the recent runs alone, which the page fetches again once "Sync now" ran.
+    part = "syncs" if cluster is not None and request.GET.get("part") == "syncs" else "summary"
+    return render_live(request, "inventory/overview.html", part, ctx)
 
 
 @vary_on_headers("HX-Request")

@@ -53,7 +53,27 @@ def test_an_htmx_sync_returns_the_button_with_the_result(client, user_with_role)
     resp = client.post(reverse("cluster_sync", args=[cluster.name]), headers={"HX-Request": "true"})
     assert resp.status_code == 200
     html = resp.content.decode()
-    assert "Sync finished: ok" in html and f'hx-post="{reverse("cluster_sync", args=["vks"])}"' in html
+    assert "Sync finished: ok in " in html and f'hx-post="{reverse("cluster_sync", args=["vks"])}"' in html
+    assert resp["HX-Trigger"] == "cluster-synced"
+
+
+def test_a_failed_htmx_sync_says_why_and_the_page_fetches_its_runs_again(client, user_with_role, tmp_path):
+    """The snapshot moved away: the button says why the run failed, the run has a duration,
+    and the cluster page's recent runs (fetched again on "cluster-synced") list it."""
+    gone = tmp_path / "moved-away.json"
+    cluster = Cluster.objects.create(name="vks", snapshot_path=str(gone))
+    client.force_login(user_with_role("operator"))
+    resp = client.post(reverse("cluster_sync", args=[cluster.name]), headers={"HX-Request": "true"})
+    html = resp.content.decode()
+    assert "Sync finished: failed" in html and "does not exist" in html, html
+    run = SyncRun.objects.get(cluster=cluster)
+    assert run.status == SyncStatus.FAILED and run.duration_ms is not None
+    page = client.get(reverse("inventory:cluster", args=["vks"]))
+    assert 'hx-trigger="cluster-synced from:body"' in page.content.decode()
+    part = client.get(reverse("inventory:cluster", args=["vks"]), {"part": "syncs"}, headers={"HX-Request": "true"})
+    body = part.content.decode()
+    assert body.lstrip().startswith('<div class="panel" id="recent-syncs"') and "does not exist" in body
+    assert "— ms" not in body and f"{run.duration_ms} ms" in body
 
 
 def test_sync_now_refuses_get_and_posts_without_a_csrf_token(user_with_role):

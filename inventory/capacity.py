@@ -272,6 +272,27 @@ def pool_states(slices: Iterable[tuple[str, str, int, int]]) -> dict[tuple[str, 
     return {k: PoolState(newest[k], published[k], expected[k], older.get(k, 0)) for k in newest}
 
 
+def invalid_pools(slices: Iterable[tuple[str, str, int, Iterable[str]]]) -> dict[tuple[str, str], list[str]]:
+    """(driver, pool) -> the device names its newest generation lists more than once, from
+    (driver, pool, generation, device names) per slice. The scheduler refuses to allocate from
+    such a pool, and a node that sees it gets no allocation while the search reaches it ("pool
+    ... is invalid")."""
+    rows = [(d, p, g, list(names)) for d, p, g, names in slices]
+    newest = newest_generations((d, p, g) for d, p, g, _ in rows)
+    seen: dict[tuple[str, str], set[str]] = {}
+    twice: dict[tuple[str, str], list[str]] = {}
+    for driver, pool, generation, names in rows:
+        key = (driver, pool)
+        if generation != newest[key]:
+            continue
+        have = seen.setdefault(key, set())
+        for name in names:
+            if name in have and name not in twice.get(key, ()):
+                twice.setdefault(key, []).append(name)
+            have.add(name)
+    return twice
+
+
 def counter_sets(slices: Iterable[ResourceSlice]) -> dict[CounterKey, dict[str, Decimal]]:
     """(driver, pool, counter set) -> counter -> amount, from every slice's ``sharedCounters``
     (only the newest generation of each pool counts, as for devices)."""

@@ -15,7 +15,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
 from . import queries, yamltext
-from .capacity import PoolState, extended_resource_classes, pool_states
+from .capacity import PoolState, extended_resource_classes, invalid_pools, pool_states
 from .lookup import by_name
 from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
 from .records import parse_object
@@ -160,13 +160,30 @@ def resourceslice_detail(request, cluster_name: str, name: str):
     state = pool_states([(rs.driver, rs.pool, g, n) for _, g, n in [("", rs.pool_generation, rs.resource_slice_count), *others]])
     state = state[(rs.driver, rs.pool)]
     siblings = [(name, g) for name, g, _ in others[:POOL_SLICES]]
+    twice = _listed_twice(rs, [name for name, g, _ in others if g == state.newest][:POOL_SLICES]) if rs.pool_generation == state.newest else []
     ctx = {
         "rs": rs, "cluster": rs.cluster, "devices": devices, "node": node, "table": table,
         "node_selector": spec.get("nodeSelector"), "shared_counters": spec.get("sharedCounters") or [],
         "published": len(spec.get("devices") or []), "pool_state": state, "siblings": siblings,
         "superseded": rs.pool_generation != state.newest, "more_siblings": len(others) - len(siblings),
+        "listed_twice": twice,
     }  # fmt: skip
     return render(request, "inventory/resourceslice_detail.html", ctx)
+
+
+def _listed_twice(rs: ResourceSlice, names: list[str]) -> list[str]:
+    """Device names the newest generation of ``rs``'s pool lists more than once (``rs`` and
+    its pool's other slices ``names`` of that generation, parsed: the device rows keep one)."""
+    raws = [rs.raw, *ResourceSlice.objects.filter(cluster_id=rs.cluster_id, driver=rs.driver, pool=rs.pool, name__in=names)
+            .values_list("raw", flat=True)]
+    rows = []
+    for raw in raws:
+        try:
+            r = parse_object(raw)
+        except ValueError:
+            continue
+        rows.append((rs.driver, rs.pool, rs.pool_generation, [d.name for d in getattr(r, "devices", ())]))
+    return invalid_pools(rows).get((rs.driver, rs.pool), [])
 
 
 def claimtemplate_list(request, cluster_name: str):

@@ -77,13 +77,21 @@ def _waiting(ctx: Context) -> Iterator[tuple[list[ResourceClaim], list[Pod], str
             yield [], [pod], "extended_resource"
 
 
-def _all_mode_waits(ctx: Context, claim: ResourceClaim) -> list[str]:
-    """A request for All devices waits while a pool is incomplete: the scheduler refuses it
-    ("resource pool ... is currently being updated") on any node that sees such a pool."""
-    incomplete = ctx.state.incomplete_pools
-    if not incomplete:
-        return []
+def _pool_waits(ctx: Context, claim: ResourceClaim) -> list[str]:
+    """Pools that hold the claim back as the scheduler gathers them: an invalid pool (a device
+    listed twice in its newest generation) fails every allocation on a node that sees it; an
+    incomplete one fails a request for All devices ("resource pool ... is currently being
+    updated")."""
+    state = ctx.state
     out = []
+    if state.invalid_pools:
+        named = ", ".join(f"{driver}/{pool} (lists {', '.join(names[:3])} twice)"
+                          for (driver, pool), names in sorted(state.invalid_pools.items())[:3])
+        out.append(f"{claim.name}: pool {named} is invalid: the scheduler allocates nothing on a node that sees it"
+                   " until the driver lists each device once")
+    incomplete = state.incomplete_pools
+    if not incomplete:
+        return out
     for req in claim.requests:
         if any(b.allocation_mode == "All" for b in req.bodies):
             named = ", ".join(f"{driver}/{pool} ({st.published} of {st.expected} slices of generation {st.newest})"
@@ -121,7 +129,7 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
                                           f" {mapped[name]}; the scheduler creates its claim once a node fits")
         for c in claims:
             if kind == "unallocated":
-                waits = _all_mode_waits(ctx, c)
+                waits = _pool_waits(ctx, c)
                 pool_waits.extend(waits)
                 checks.extend(waits)  # first: the summary quotes the start of the checks
                 feas = ctx.feasibility(c)
@@ -140,7 +148,7 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
                 "pending_seconds": ctx.age(since),
                 "threshold_seconds": ctx.thresholds.pending_seconds,
                 "checked": checks,
-                "incomplete_pool": bool(pool_waits),
+                "pool_problem": bool(pool_waits),
                 "failed_rules": [f.rule for f in ctx.failed],
                 "scheduler": _scheduler_says(ctx, pods)[:5],
             },
@@ -164,14 +172,15 @@ def _render_pending_unexplained(v: Verdict) -> tuple[str, str]:
         + (f"; the scheduler says: '{quote}'" if quote else "; the scheduler has written no event")
         + "."
     )
-    if f.get("incomplete_pool"):
+    if f.get("pool_problem"):
         action = (
-            "Find why the driver has not published the rest of the pool (kubectl get resourceslices -o"
+            "Find why the driver has not published the pool as the scheduler needs it, each device once"
+            " and every slice of the newest generation (kubectl get resourceslices -o"
             " custom-columns=NAME:.metadata.name,POOL:.spec.pool.name,GENERATION:.spec.pool.generation,"
             "COUNT:.spec.pool.resourceSliceCount; the kubelet plugin's log on the pool's node): a plugin"
-            " that restarted mid-rewrite, or slices it cannot create. Once every slice of the newest"
-            " generation is published the scheduler allocates the claim; ask for a count instead of All"
-            " if the workload can start without every device."
+            " that restarted mid-rewrite, or slices it cannot create. Once the pool is whole and valid the"
+            " scheduler allocates the claim; a request for a count instead of All does not wait for a"
+            " missing slice."
         )
     else:
         action = (

@@ -307,7 +307,7 @@ class ClusterState:
             kinds_seen=frozenset(kinds), errors=self.errors,
         )  # fmt: skip
         for name in ("_slices_by_node", "_slice_seq", "shareable_devices", "_plugin_daemonsets", "_plugin_pods_by_node", "devices_by_uuid",
-                     "_node_seq", "node_facts", "device_matches", "incomplete_pools", "superseded_devices"):
+                     "_node_seq", "node_facts", "device_matches", "incomplete_pools", "superseded_devices", "invalid_pools"):
             if name in self.__dict__:  # what only slices, DaemonSets and plugin pods move
                 new.__dict__[name] = self.__dict__[name]
         for name in () if events_moved else ("_events_by_object", "_event_seq"):
@@ -481,6 +481,12 @@ class ClusterState:
         fails on a node that sees such a pool (``inventory.capacity.PoolState``)."""
         states = capacity.pool_states((s.driver, s.pool, s.pool_generation, s.resource_slice_count) for s in self.slices)
         return {k: v for k, v in states.items() if v.incomplete}
+
+    @cached_property
+    def invalid_pools(self) -> dict[tuple[str, str], list[str]]:
+        """(driver, pool) -> device names its newest generation lists twice: the scheduler
+        allocates nothing from a node that sees such a pool (``inventory.capacity.invalid_pools``)."""
+        return capacity.invalid_pools((s.driver, s.pool, s.pool_generation, (d.name for d in s.devices)) for s in self.slices)
 
     @cached_property
     def holdings(self) -> dict[tuple[str, str, str], capacity.Holding]:

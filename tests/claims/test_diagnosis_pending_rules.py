@@ -196,7 +196,7 @@ def test_an_all_request_waiting_on_an_incomplete_pool_says_so_and_what_to_do():
     f = run(objs)
     assert categories(f) == ["pending_unexplained"]
     pool = gpu_slice["spec"]["pool"]
-    assert f[0].evidence["incomplete_pool"] is True
+    assert f[0].evidence["pool_problem"] is True
     first = f[0].evidence["checked"][0]
     assert f"gpu.nvidia.com/{pool['name']} (1 of 2 slices of generation {pool['generation']})" in first
     assert "asks for All devices" in first and "incomplete" in f[0].summary
@@ -205,9 +205,27 @@ def test_an_all_request_waiting_on_an_incomplete_pool_says_so_and_what_to_do():
     # The pool whole again, or a request for a count: no such check.
     gpu_slice["spec"]["pool"]["resourceSliceCount"] = 1
     f = run(objs)
-    assert not f[0].evidence["incomplete_pool"] and "not a failure mode" in f[0].next_action
+    assert not f[0].evidence["pool_problem"] and "not a failure mode" in f[0].next_action
     counted = base_cluster() + _pending(request("gpu"))
     next(o for o in counted if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com")["spec"]["pool"]["resourceSliceCount"] = 2
     f = run(counted)
-    assert categories(f) == ["pending_unexplained"] and not f[0].evidence["incomplete_pool"]
+    assert categories(f) == ["pending_unexplained"] and not f[0].evidence["pool_problem"]
     assert not any("All devices" in c for c in f[0].evidence["checked"])
+
+
+def test_a_claim_waiting_on_a_pool_that_lists_a_device_twice_says_so():
+    """A second slice of a real H100 pool's generation lists gpu-0 again: the scheduler refuses
+    to allocate from that pool ("pool ... is invalid"), whatever the request asks for."""
+    objs = base_cluster() + _pending(request("gpu"))
+    gpu_slice = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com")
+    twin = copy.deepcopy(gpu_slice)
+    twin["metadata"]["name"] += "-b"
+    twin["metadata"]["uid"] = twin["metadata"]["uid"][:-1] + "b"
+    twin["spec"]["devices"] = twin["spec"]["devices"][:1]
+    gpu_slice["spec"]["pool"]["resourceSliceCount"] = twin["spec"]["pool"]["resourceSliceCount"] = 2
+    f = run([*objs, twin])
+    pool = gpu_slice["spec"]["pool"]["name"]
+    assert categories(f) == ["pending_unexplained"] and f[0].evidence["pool_problem"]
+    first = f[0].evidence["checked"][0]
+    assert f"gpu.nvidia.com/{pool} (lists {twin['spec']['devices'][0]['name']} twice) is invalid" in first
+    assert "not a failure mode" not in f[0].next_action

@@ -11,7 +11,7 @@ import copy
 import pytest
 from django.urls import reverse
 
-from inventory.capacity import PoolState, pool_states
+from inventory.capacity import PoolState, invalid_pools, pool_states
 from tests.conftest import H100_SLICES, write_list
 
 
@@ -29,6 +29,12 @@ def test_pool_states_follow_the_newest_generation_only():
     assert not states[("other.example.com", "n2")].incomplete
     # More slices than declared is not a whole pool either (the scheduler compares for equality).
     assert pool_states([("d", "p", 1, 1), ("d", "p", 1, 1)])[("d", "p")].incomplete
+
+
+def test_invalid_pools_are_those_whose_newest_generation_lists_a_device_twice():
+    assert invalid_pools([("d", "p", 2, ["a", "b"]), ("d", "p", 2, ["b", "c", "a"]), ("d", "p", 1, ["c", "c"]),
+                          ("d", "q", 1, ["a"]), ("e", "p", 2, ["a"])]) == {("d", "p"): ["b", "a"]}
+    assert invalid_pools([("d", "p", 1, ["a", "a"]), ("d", "p", 2, ["a"])]) == {}  # only an older generation
 
 
 @pytest.fixture
@@ -88,3 +94,28 @@ def test_a_slice_page_says_whether_its_pool_is_read_whole(client_in, mid_rewrite
     assert not resp.context["pool_state"].incomplete
     # The pool's other slice is linked from each.
     assert reverse("inventory:resourceslice", args=["midpool", old["metadata"]["name"]]) in resp.content.decode()
+
+
+def test_a_slice_page_says_when_its_pool_lists_a_device_twice(tmp_path, sync_snapshot, client_in):
+    """A second slice of the same pool and generation lists one of the real slice's GPUs
+    again: the run says so (a conflict of that pool), and the slice page names the device and
+    what the scheduler does with such a pool."""
+    from inventory.models import SyncStatus
+    from inventory.snapshot import load_path
+
+    objs = load_path(H100_SLICES).objects
+    gpu = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com")
+    twin = copy.deepcopy(gpu)
+    twin["metadata"]["name"] += "-b"
+    twin["metadata"]["uid"] = twin["metadata"]["uid"][:-1] + "b"
+    twin["spec"]["devices"] = twin["spec"]["devices"][:1]
+    gpu["spec"]["pool"]["resourceSliceCount"] = twin["spec"]["pool"]["resourceSliceCount"] = 2
+    run = sync_snapshot(write_list(tmp_path / "twice.json", [*objs, twin]), "twice")
+    assert run.status == SyncStatus.PARTIAL and any("published twice" in e or "also published" in e for e in run.errors)
+    name = twin["spec"]["devices"][0]["name"]
+    for o in (gpu, twin):
+        resp = client_in.get(reverse("inventory:resourceslice", args=["twice", o["metadata"]["name"]]))
+        assert resp.context["listed_twice"] == [name]
+        assert "invalid pool" in resp.content.decode() and 'badge green">complete' not in resp.content.decode()
+    other = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["pool"]["name"] != gpu["spec"]["pool"]["name"])
+    assert client_in.get(reverse("inventory:resourceslice", args=["twice", other["metadata"]["name"]])).context["listed_twice"] == []

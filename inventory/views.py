@@ -129,6 +129,8 @@ def device_detail(request, pk: int):
         state = node_state.devices.get((device.driver, device.pool, device.name)) if node_state else None
     ctx = {
         "device": device, "parent": parent, "children": children, "siblings": siblings,
+        # Listed only by an older generation of its pool: the scheduler does not offer it.
+        "superseded": device.slice_id in queries.superseded_among(device.cluster, [device.slice]) if device.slice_id else False,
         "attributes": published.attributes if published else None,
         "dra": state, "dra_holders": queries.dra_holders(state),
         # Several holders are a conflict only for an unshared device, admin access aside.

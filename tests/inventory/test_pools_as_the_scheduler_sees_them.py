@@ -183,7 +183,7 @@ def test_new_slices_stored_before_the_old_ones_vanish_take_their_devices(tmp_pat
     assert again.status == SyncStatus.OK and len(_devices(cluster)) == len(pks_before)
 
 
-def test_a_device_only_an_older_generation_lists_is_not_counted_on_its_node(tmp_path, synced, sync_snapshot):
+def test_a_device_only_an_older_generation_lists_is_not_counted_on_its_node(tmp_path, synced, sync_snapshot, client_in):
     """Mid-restart the driver lists one node's GPU pool again at a newer generation without
     one GPU, the old slice still there: the node's counts (overview cards, node list) are the
     newest generation's, as the scheduler and the per-pool aggregates read the pool."""
@@ -199,6 +199,14 @@ def test_a_device_only_an_older_generation_lists_is_not_counted_on_its_node(tmp_
     run = sync_snapshot(write_list(tmp_path / "mid.json", [*objs, new]), "pools")
     assert run.status == SyncStatus.OK, run.errors
     assert Node.objects.get(cluster=cluster, name=node).gpu_count == before - 1
+    # Its page says so; a device of the newest generation's does not.
+    from inventory.models import Device
+
+    dropped = Device.objects.get(cluster=cluster, pool=gpu["spec"]["pool"]["name"], name=gpu["spec"]["devices"][-1]["name"])
+    kept = Device.objects.get(cluster=cluster, pool=gpu["spec"]["pool"]["name"], name=gpu["spec"]["devices"][0]["name"])
+    assert client_in.get(dropped.get_absolute_url()).context["superseded"]
+    assert "older generation" in client_in.get(dropped.get_absolute_url()).content.decode()
+    assert not client_in.get(kept.get_absolute_url()).context["superseded"]
     # The newer slice gone instead: the old one is the newest again and counts.
     run = sync_snapshot(write_list(tmp_path / "back.json", objs), "pools")
     assert run.status == SyncStatus.OK and Node.objects.get(cluster=cluster, name=node).gpu_count == before

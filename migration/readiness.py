@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from inventory import records
+from inventory.capacity import newest_generations
 from inventory.kube import DEVICECLASS_RESOURCE_PREFIX, GPU_DRIVER, image_tag, is_gpu_resource
 from inventory.records import (
     ConfigMap,
@@ -323,7 +324,10 @@ def _mig_geometry(recs: Records, gpu_nodes: list[Node], slice_nodes: set[str], m
         labels = n.labels
         config = labels.get("nvidia.com/mig.config")
         state = labels.get("nvidia.com/mig.config.state", "")
-        if not config and n.name in mig_nodes:
+        if config in MIG_DISABLED and n.name in mig_nodes:
+            bad.append(f"Node {n.name} mig.config={config} but publishes {mig_nodes[n.name]} MIG instance(s): the"
+                       " declared layout is not the one in place")
+        elif not config and n.name in mig_nodes:
             bad.append(f"Node {n.name} publishes {mig_nodes[n.name]} MIG instance(s) but has no nvidia.com/mig.config"
                        " label: its layout is declared nowhere")
         elif not config:
@@ -341,11 +345,19 @@ def _mig_geometry(recs: Records, gpu_nodes: list[Node], slice_nodes: set[str], m
     return _Auto(PASS, tuple(lines), "Keep the label in the node pool definition and the ConfigMap in git.")
 
 
+# mig-parted's layout that turns MIG off (the GPU Operator's default ConfigMap names it so).
+MIG_DISABLED = frozenset({"all-disabled"})
+
+
 def _mig_instances_by_node(slices: Iterable[ResourceSlice]) -> dict[str, int]:
     """node -> MIG instances of gpu.nvidia.com its slices publish (a dynamic-MIG placement is a
     possibility, not a layout: left out)."""
+    sl_list = list(slices)
+    newest = newest_generations((s.driver, s.pool, s.pool_generation) for s in sl_list)
     out: dict[str, int] = {}
-    for sl in slices:
+    for sl in sl_list:
+        if sl.pool_generation != newest[(sl.driver, sl.pool)]:
+            continue  # an older generation of its pool: the scheduler does not read it
         for d in sl.devices:
             if d.driver == GPU_DRIVER and d.type == "mig" and not d.consumes_counters and d.node_name:
                 out[d.node_name] = out.get(d.node_name, 0) + 1

@@ -224,3 +224,41 @@ def test_a_node_publishing_mig_instances_without_any_mig_label_fails():
     migs = sum(1 for s in docs if s["kind"] == "ResourceSlice" for d in s["spec"]["devices"]
                if (d.get("attributes") or {}).get("type", {}).get("string") == "mig")
     assert migs and any(f"publishes {migs} MIG instance(s)" in e for e in r.item("mig_geometry_declared").evidence)
+
+
+def _mig_case():
+    import yaml
+
+    from tests.conftest import CASES
+
+    docs = [d for d in yaml.safe_load_all((CASES / "constraint-unsatisfiable-parentuuid" / "cluster.yaml").read_text()) if d]
+    node = next(o for o in docs if o["kind"] == "Node")
+    slc = next(o for o in docs if o["kind"] == "ResourceSlice")
+    migs = sum(1 for d in slc["spec"]["devices"] if (d.get("attributes") or {}).get("type", {}).get("string") == "mig")
+    return docs, node, slc, migs
+
+
+def test_a_layout_declared_off_while_mig_instances_are_published_fails():
+    docs, node, _, migs = _mig_case()
+    node["metadata"]["labels"]["nvidia.com/mig.config"] = "all-disabled"
+    status, r = _status(docs)
+    assert status["mig_geometry_declared"] == "fail"
+    assert any(f"mig.config=all-disabled but publishes {migs} MIG instance(s)" in e for e in r.item("mig_geometry_declared").evidence)
+
+
+def test_mig_instances_only_an_older_pool_generation_lists_are_not_published():
+    """The node's pool was published again at a newer generation with its GPUs whole (MIG
+    turned off), the old slice still listed: no MIG instance is published, so no label is owed."""
+    import copy
+
+    docs, node, slc, _ = _mig_case()
+    for k in [k for k in node["metadata"]["labels"] if k.startswith("nvidia.com/mig")]:
+        del node["metadata"]["labels"][k]
+    whole = copy.deepcopy(slc)
+    whole["metadata"]["name"] += "-g2"
+    whole["metadata"]["uid"] = whole["metadata"]["uid"][:-2] + "g2"
+    whole["spec"]["pool"]["generation"] += 1
+    whole["spec"]["devices"] = [d for d in whole["spec"]["devices"] if (d.get("attributes") or {}).get("type", {}).get("string") != "mig"]
+    assert whole["spec"]["devices"]
+    status, r = _status([*docs, whole])
+    assert status["mig_geometry_declared"] == "pass", r.item("mig_geometry_declared").evidence

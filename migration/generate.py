@@ -28,7 +28,16 @@ from kubernetes_validate import utils as kv_utils
 from packaging.version import Version
 
 from inventory import yamltext
-from inventory.kube import GPU_CLASS, GPU_DRIVER, GPU_RESOURCE, MIG_CLASS, ObjectRef, is_gpu_resource, parse_version
+from inventory.kube import (
+    DEVICECLASS_RESOURCE_PREFIX,
+    GPU_CLASS,
+    GPU_DRIVER,
+    GPU_RESOURCE,
+    MIG_CLASS,
+    ObjectRef,
+    is_gpu_resource,
+    parse_version,
+)
 from inventory.parse import is_subdomain, name_problem
 from inventory.records import DeviceClass, KubeRecord
 from migration.workloads import WORKLOAD_API_VERSIONS, GpuRequest, Workload
@@ -316,6 +325,9 @@ def validate_object(obj: dict[str, Any], version: str) -> list[str]:
     but its checker takes any size: a count of 10^20 from a hand-written file passes it).
     A claim over the DRA limits is refused before the schema is walked (a pod of 10,000 GPU
     containers would take seconds)."""
+    big = [f"{where}: {value} is outside int64" for where, value in _big_ints(obj, "")][:1]
+    if big:
+        return big
     problem = _claim_limit_problem(obj)
     if problem is not None:
         return [problem]
@@ -327,9 +339,7 @@ def validate_object(obj: dict[str, Any], version: str) -> list[str]:
     except kubernetes_validate.SchemaNotFoundError as exc:
         return [exc.message]
     problem = name_problem(obj) or _workload_name_problem(obj)
-    if problem is not None:
-        return [f"metadata: {problem}"]
-    return [f"{where}: {value} is outside int64" for where, value in _big_ints(obj, "")][:1]
+    return [f"metadata: {problem}"] if problem is not None else []
 
 
 # Workload kinds whose names the API server checks as DNS-1123 subdomains, and the shorter
@@ -359,6 +369,14 @@ MAX_CLAIM_DEVICES = 32
 
 def _claim_limit_problem(obj: dict[str, Any]) -> str | None:
     kind = obj.get("kind")
+    spec = pod_spec(obj)
+    if spec is not None:
+        # The claim the scheduler makes for a pod's DRA extended resources holds them all.
+        asked = sum(q for c, _ in containers(spec) for q in _extended_counts(c))
+        if asked > MAX_CLAIM_DEVICES:
+            return (f"its containers ask for {asked} devices through {DEVICECLASS_RESOURCE_PREFIX}* extended resources;"
+                    f" the scheduler allocates at most {MAX_CLAIM_DEVICES} to the one claim it makes for them")
+        return None
     if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
         return None
     spec = obj.get("spec") or {}
@@ -373,6 +391,17 @@ def _claim_limit_problem(obj: dict[str, Any]) -> str | None:
     if devices > MAX_CLAIM_DEVICES:
         return f"spec.devices.requests: {devices} devices in one claim, more than the {MAX_CLAIM_DEVICES} the scheduler allocates to one claim"
     return None
+
+
+def _extended_counts(container: dict[str, Any]) -> Iterator[int]:
+    res = container.get("resources") if isinstance(container.get("resources"), dict) else {}
+    asked: dict[str, int] = {}
+    for part in ("requests", "limits"):  # a limit alone is the request too; both: the same value
+        for name, value in (res.get(part) or {}).items() if isinstance(res.get(part), dict) else ():
+            if isinstance(name, str) and name.startswith(DEVICECLASS_RESOURCE_PREFIX):
+                n = value if isinstance(value, int) else int(value) if isinstance(value, str) and value.isdigit() else 0
+                asked[name] = max(asked.get(name, 0), n)
+    yield from asked.values()
 
 
 _INT64 = range(-(2**63), 2**63)

@@ -53,10 +53,11 @@ def extended_resources(pod: Pod) -> dict[str, str]:
 
 
 def cluster_list(request):
-    """Every cluster with its totals, last sync and object counts (a fixed number of queries)."""
+    """Every cluster with its totals, last sync and object counts (a fixed number of queries,
+    and one per cluster for its DRA counts, as on the overview)."""
     from django.db.models import Count
 
-    rows = queries.cluster_rows()
+    rows = queries.with_dra_counts(queries.cluster_rows())  # MIG and free as the overview counts them
     counts: dict[str, dict[int, int]] = {}
     for key, model in (("classes", DeviceClass), ("slices", ResourceSlice), ("claims", ResourceClaim)):
         counts[key] = dict(model.objects.values_list("cluster").annotate(n=Count("pk")).order_by())

@@ -29,6 +29,21 @@ def test_clusters_index_lists_each_cluster_with_its_object_counts(client_in, loa
     assert reverse("inventory:resourceslices", args=["aicr"]) in resp.content.decode()
 
 
+def test_the_clusters_index_counts_free_devices_as_the_overview_does(client_in, loaded):
+    """A cordoned node's idle devices are free to no pod: the index says what the overview says."""
+    from inventory import queries
+    from inventory.models import Node
+
+    node = Node.objects.filter(cluster__name="mig", free_count__gt=0).first()
+    assert node is not None
+    Node.objects.filter(pk=node.pk).update(unschedulable=True)
+    rows = {r["cluster"].name: r for r in client_in.get(reverse("inventory:clusters")).context["rows"]}
+    overview = {r["cluster"].name: r for r in queries.with_dra_counts(queries.cluster_rows())}
+    stored = {r["cluster"].name: r for r in queries.cluster_rows()}
+    assert {n: (r["free"], r["migs"]) for n, r in rows.items()} == {n: (r["free"], r["migs"]) for n, r in overview.items()}
+    assert rows["mig"]["free"] < stored["mig"]["free"]
+
+
 def test_device_class_page_shows_its_selectors_and_the_devices_matching_it(client_in, loaded, django_assert_max_num_queries):
     dc = DeviceClass.objects.filter(cluster__name="mig").exclude(selectors=[]).order_by("name").first()
     with django_assert_max_num_queries(12):

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from django.core.paginator import Paginator
+from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
@@ -55,8 +56,6 @@ def extended_resources(pod: Pod) -> dict[str, str]:
 def cluster_list(request):
     """Every cluster with its totals, last sync and object counts (a fixed number of queries,
     and one per cluster for its DRA counts, as on the overview)."""
-    from django.db.models import Count
-
     rows = queries.with_dra_counts(queries.cluster_rows())  # MIG and free as the overview counts them
     counts: dict[str, dict[int, int]] = {}
     for key, model in (("classes", DeviceClass), ("slices", ResourceSlice), ("claims", ResourceClaim)):
@@ -101,18 +100,35 @@ def deviceclass_detail(request, cluster_name: str, name: str):
     return render(request, "inventory/deviceclass_detail.html", ctx)
 
 
-def _pool_rows(cluster: Cluster, **filters: Any) -> list[tuple[int, str, str, int, int]]:
+def _pool_rows(cluster: Cluster, **filters: Any) -> list[tuple[int, str, str, int, int, int]]:
     return list(ResourceSlice.objects.filter(cluster=cluster, **filters).values_list(
-        "pk", "driver", "pool", "pool_generation", "resource_slice_count"))
+        "pk", "driver", "pool", "pool_generation", "resource_slice_count", "device_count"))
 
 
-def _pool_problems(rows: list[tuple[int, str, str, int, int]]) -> tuple[dict[tuple[str, str], PoolState], set[int]]:
-    """The pools of ``rows`` (pk, driver, pool, generation, resourceSliceCount per slice) and
-    the pks of the slices the scheduler does not read as they are: of an incomplete pool, or
-    of a generation older than their pool's newest."""
-    states = pool_states(r[1:] for r in rows)
-    odd = {pk for pk, d, p, g, _ in rows if states[(d, p)].incomplete or g != states[(d, p)].newest}
-    return states, odd
+def _pools_listing_twice(rows: list[tuple[int, str, str, int, int, int]], states: dict[tuple[str, str], PoolState],
+                         stored: dict[int, int]) -> set[tuple[str, str]]:
+    """The pools whose newest generation lists more devices than are stored under it: a device
+    listed twice (the device rows keep one), which makes the pool invalid to the scheduler.
+    ``stored``: slice pk -> its device rows."""
+    listed: dict[tuple[str, str], int] = {}
+    held: dict[tuple[str, str], int] = {}
+    for pk, d, p, g, _, n in rows:
+        if g == states[(d, p)].newest:
+            listed[(d, p)] = listed.get((d, p), 0) + n
+            held[(d, p)] = held.get((d, p), 0) + stored.get(pk, 0)
+    return {k for k, n in listed.items() if n > held[k]}
+
+
+def _pool_problems(cluster: Cluster) -> tuple[dict[tuple[str, str], PoolState], set[tuple[str, str]], set[int]]:
+    """The cluster's pools, those listing a device twice, and the pks of the slices the
+    scheduler does not read as they are: of an incomplete or invalid pool, or of a generation
+    older than their pool's newest (two queries: the slices, device rows per slice)."""
+    rows = _pool_rows(cluster)
+    states = pool_states(r[1:5] for r in rows)
+    stored = dict(Device.objects.filter(cluster=cluster).order_by().values_list("slice_id").annotate(n=Count("pk")))
+    invalid = _pools_listing_twice(rows, states, stored)
+    odd = {pk for pk, d, p, g, _, _ in rows if states[(d, p)].incomplete or g != states[(d, p)].newest or (d, p) in invalid}
+    return states, invalid, odd
 
 
 def resourceslice_list(request, cluster_name: str):
@@ -126,7 +142,7 @@ def resourceslice_list(request, cluster_name: str):
         qs = qs.filter(driver=driver)
     if node:
         qs = qs.filter(node_name__icontains=node)
-    states, odd = _pool_problems(_pool_rows(cluster))
+    states, invalid, odd = _pool_problems(cluster)
     if problems:
         # The page's pks picked in the list's order, then only they fetched: a pool rewrite can
         # make thousands of slices odd, more than one ``IN (...)`` should carry.
@@ -137,11 +153,12 @@ def resourceslice_list(request, cluster_name: str):
         page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
     for s in page.object_list:
         s.pool_state = states.get((s.driver, s.pool))
+        s.pool_invalid = (s.driver, s.pool) in invalid
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"cluster": cluster, "page": page, "slices": page.object_list, "driver": driver, "node": node,
            "problems": problems, "params": params.urlencode(),
-           "incomplete_pools": sum(1 for st in states.values() if st.incomplete),
+           "incomplete_pools": sum(1 for st in states.values() if st.incomplete), "invalid_pools": len(invalid),
            "older_slices": sum(st.older for st in states.values()), "odd_slices": len(odd)}
     return render(request, "inventory/resourceslice_list.html", ctx)
 
@@ -161,7 +178,7 @@ def resourceslice_detail(request, cluster_name: str, name: str):
     state = pool_states([(rs.driver, rs.pool, g, n) for _, g, n in [("", rs.pool_generation, rs.resource_slice_count), *others]])
     state = state[(rs.driver, rs.pool)]
     siblings = [(name, g) for name, g, _ in others[:POOL_SLICES]]
-    twice = _listed_twice(rs, [name for name, g, _ in others if g == state.newest][:POOL_SLICES]) if rs.pool_generation == state.newest else []
+    twice = _listed_twice(rs, [name for name, g, _ in others if g == state.newest]) if rs.pool_generation == state.newest else []
     ctx = {
         "rs": rs, "cluster": rs.cluster, "devices": devices, "node": node, "table": table,
         "node_selector": spec.get("nodeSelector"), "shared_counters": spec.get("sharedCounters") or [],
@@ -174,9 +191,13 @@ def resourceslice_detail(request, cluster_name: str, name: str):
 
 def _listed_twice(rs: ResourceSlice, names: list[str]) -> list[str]:
     """Device names the newest generation of ``rs``'s pool lists more than once (``rs`` and
-    its pool's other slices ``names`` of that generation, parsed: the device rows keep one)."""
-    raws = [rs.raw, *ResourceSlice.objects.filter(cluster_id=rs.cluster_id, driver=rs.driver, pool=rs.pool, name__in=names)
-            .values_list("raw", flat=True)]
+    its pool's other slices ``names`` of that generation). The device rows keep one of each:
+    only when they are fewer than the slices list are the slices parsed to name them."""
+    same = ResourceSlice.objects.filter(cluster_id=rs.cluster_id, driver=rs.driver, pool=rs.pool, name__in=[rs.name, *names])
+    listed = sum(same.values_list("device_count", flat=True))
+    if listed <= Device.objects.filter(slice__in=same).count():
+        return []
+    raws = [rs.raw, *same.exclude(pk=rs.pk).values_list("raw", flat=True)]
     rows = []
     for raw in raws:
         try:

@@ -119,3 +119,33 @@ def test_a_slice_page_says_when_its_pool_lists_a_device_twice(tmp_path, sync_sna
         assert "invalid pool" in resp.content.decode() and 'badge green">complete' not in resp.content.decode()
     other = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["pool"]["name"] != gpu["spec"]["pool"]["name"])
     assert client_in.get(reverse("inventory:resourceslice", args=["twice", other["metadata"]["name"]])).context["listed_twice"] == []
+    # The list marks the pool and keeps its slices under "only odd slices".
+    resp = client_in.get(reverse("inventory:resourceslices", args=["twice"]))
+    assert "1 invalid pool" in resp.content.decode()
+    assert {s.name for s in resp.context["slices"] if s.pool_invalid} == {gpu["metadata"]["name"], twin["metadata"]["name"]}
+    resp = client_in.get(reverse("inventory:resourceslices", args=["twice"]), {"problems": "1"})
+    assert {gpu["metadata"]["name"], twin["metadata"]["name"]} <= {s.name for s in resp.context["slices"]}
+    assert other["metadata"]["name"] not in {s.name for s in resp.context["slices"]}
+
+
+def test_every_slice_of_a_large_pool_is_checked_for_a_device_listed_twice(tmp_path, sync_snapshot, client_in):
+    """A pool of 60 slices of one generation whose first and last slices list the same GPU:
+    both slices' pages say the pool is invalid, the first too (not only 50 siblings read)."""
+    from inventory.snapshot import load_path
+
+    objs = load_path(H100_SLICES).objects
+    gpu = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com")
+    pool = []
+    for i in range(60):
+        s = copy.deepcopy(gpu)
+        s["metadata"]["name"] = f"big-{i:02d}"
+        s["metadata"]["uid"] = f"0000big-{i:02d}"
+        s["spec"]["pool"].update(name="big", resourceSliceCount=60)
+        s["spec"]["devices"] = [dict(copy.deepcopy(gpu["spec"]["devices"][0]), name=f"gpu-{i}")]
+        pool.append(s)
+    pool[-1]["spec"]["devices"][0]["name"] = "gpu-0"
+    sync_snapshot(write_list(tmp_path / "big.json", [*objs, *pool]), "big")
+    for name in ("big-00", "big-59"):
+        resp = client_in.get(reverse("inventory:resourceslice", args=["big", name]))
+        assert resp.context["listed_twice"] == ["gpu-0"], name
+    assert client_in.get(reverse("inventory:resourceslice", args=["big", "big-30"])).context["listed_twice"] == ["gpu-0"]

@@ -247,29 +247,31 @@ class PoolState:
     published: int
     expected: int
     older: int = 0
+    agreed: bool = True  # the newest generation's slices declare one count
 
     @property
     def incomplete(self) -> bool:
-        return self.published != self.expected
+        return self.published != self.expected or not self.agreed
 
 
 def pool_states(slices: Iterable[tuple[str, str, int, int]]) -> dict[tuple[str, str], PoolState]:
     """(driver, pool) -> ``PoolState``, from (driver, pool, generation, resourceSliceCount) per
-    slice. Where the newest generation's slices disagree on their count, the largest is taken
-    (the scheduler reads one of them; a disagreement is itself a pool being rewritten)."""
+    slice. Where the newest generation's slices disagree on their count, the largest is shown
+    and the pool is incomplete whatever the number published (the scheduler reads whichever
+    slice it meets first; a disagreement is itself a pool being rewritten)."""
     rows = list(slices)
     newest = newest_generations((d, p, g) for d, p, g, _ in rows)
     published: dict[tuple[str, str], int] = {}
-    expected: dict[tuple[str, str], int] = {}
+    counts: dict[tuple[str, str], set[int]] = {}
     older: dict[tuple[str, str], int] = {}
     for driver, pool, generation, count in rows:
         key = (driver, pool)
         if generation == newest[key]:
             published[key] = published.get(key, 0) + 1
-            expected[key] = max(expected.get(key, 0), count)
+            counts.setdefault(key, set()).add(count)
         else:
             older[key] = older.get(key, 0) + 1
-    return {k: PoolState(newest[k], published[k], expected[k], older.get(k, 0)) for k in newest}
+    return {k: PoolState(newest[k], published[k], max(counts[k]), older.get(k, 0), len(counts[k]) == 1) for k in newest}
 
 
 def invalid_pools(slices: Iterable[tuple[str, str, int, Iterable[str]]]) -> dict[tuple[str, str], list[str]]:

@@ -85,10 +85,11 @@ def _pool_waits(ctx: Context, claim: ResourceClaim) -> list[str]:
     state = ctx.state
     out = []
     if state.invalid_pools:
-        named = ", ".join(f"{driver}/{pool} (lists {', '.join(names[:3])} twice)"
-                          for (driver, pool), names in sorted(state.invalid_pools.items())[:3])
-        out.append(f"{claim.name}: pool {named} is invalid: the scheduler allocates nothing on a node that sees it"
-                   " until the driver lists each device once")
+        invalid = sorted(state.invalid_pools.items())
+        named = ", ".join(f"{driver}/{pool} (lists {', '.join(names[:3])} twice)" for (driver, pool), names in invalid[:3])
+        more = f" and {len(invalid) - 3} more" if len(invalid) > 3 else ""
+        out.append(f"{claim.name}: pool{'s' if len(invalid) > 1 else ''} {named}{more} {'are' if len(invalid) > 1 else 'is'}"
+                   " invalid: the scheduler allocates nothing on a node that sees one until the driver lists each device once")
     incomplete = state.incomplete_pools
     if not incomplete:
         return out
@@ -97,8 +98,10 @@ def _pool_waits(ctx: Context, claim: ResourceClaim) -> list[str]:
             named = ", ".join(f"{driver}/{pool} ({st.published} of {st.expected} slices of generation {st.newest})"
                               for (driver, pool), st in sorted(incomplete.items())[:3])
             more = f" and {len(incomplete) - 3} more" if len(incomplete) > 3 else ""
-            out.append(f"{claim.name} request {req.name} asks for All devices, and pool {named}{more} is incomplete:"
-                       " the scheduler refuses such a request until the driver has published the whole pool")
+            many = len(incomplete) > 1
+            out.append(f"{claim.name} request {req.name} asks for All devices, and pool{'s' if many else ''} {named}{more}"
+                       f" {'are' if many else 'is'} incomplete: the scheduler refuses such a request until the driver"
+                       " has published the whole pool")
     return out
 
 

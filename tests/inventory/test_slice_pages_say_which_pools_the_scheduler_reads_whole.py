@@ -29,6 +29,10 @@ def test_pool_states_follow_the_newest_generation_only():
     assert not states[("other.example.com", "n2")].incomplete
     # More slices than declared is not a whole pool either (the scheduler compares for equality).
     assert pool_states([("d", "p", 1, 1), ("d", "p", 1, 1)])[("d", "p")].incomplete
+    # Slices of one generation declaring different counts: a pool being rewritten, whichever count
+    # the scheduler meets first.
+    mixed = pool_states([("d", "p", 1, 2), ("d", "p", 1, 3)])[("d", "p")]
+    assert mixed.incomplete and not mixed.agreed and mixed.expected == 3
 
 
 def test_invalid_pools_are_those_whose_newest_generation_lists_a_device_twice():

@@ -442,4 +442,4 @@ def _assess(
             + " cannot be met together on any node",
             tuple(nodes),
         )
-    return ClaimFeasibility("feasible", checks_t, f"feasible on {', '.join(ok)}", tuple(nodes))
+    return ClaimFeasibility("feasible", checks_t, f"feasible on {', '.join(ok)}", tuple(nodes), evidence={"nodes": ok})

@@ -18,7 +18,7 @@ kubelet's side has its own rules).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from claims.diagnosis.context import Context, claim_ref, minutes, pod_ref
@@ -105,6 +105,26 @@ def _pool_waits(ctx: Context, claim: ResourceClaim) -> list[str]:
     return out
 
 
+def _only_unplaceable(ctx: Context, claim: ResourceClaim, nodes: Iterable[str]) -> list[str]:
+    """The claim fits only on nodes the scheduler places no pod on (cordoned, or NotReady)."""
+    state = ctx.state
+    why = {}
+    for n in nodes:
+        node = state.nodes.get(n)
+        if node is None:
+            return []  # a node known only from its slices: its status is unknown
+        if node.unschedulable:
+            why[n] = "cordoned"
+        elif node.ready is False:
+            why[n] = "NotReady"
+        else:
+            return []
+    if not why:
+        return []
+    named = ", ".join(f"{n} ({w})" for n, w in sorted(why.items())[:5])
+    return [f"{claim.name}: fits only on {named}: the scheduler places no pod on such a node"]
+
+
 def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
     """pending_unexplained: what has waited past the threshold with no other finding."""
     named = _named(ctx)
@@ -121,6 +141,7 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
             continue  # the scheduler waits for binding conditions: not stuck before the timeout
         checks: list[str] = []
         pool_waits: list[str] = []
+        unplaceable: list[str] = []
         if kind == "extended_resource":
             for p in pods:
                 mapped = extended_resource_classes(p, ctx.state.device_classes.values())
@@ -137,6 +158,9 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
                 checks.extend(waits)  # first: the summary quotes the start of the checks
                 feas = ctx.feasibility(c)
                 checks.append(f"{c.name}: {feas.verdict} ({feas.detail})")
+                only = _only_unplaceable(ctx, c, feas.evidence.get("nodes") or ())
+                unplaceable.extend(only)
+                checks[:0] = only  # first: the summary quotes the start of the checks
             else:
                 nodes = ", ".join(c.allocation_nodes) or "any node"
                 checks.append(f"{c.name}: allocated for {nodes}, reserved for {len(c.reserved_for)} consumer(s)")
@@ -152,6 +176,7 @@ def rule_pending_unexplained(ctx: Context) -> Iterator[Verdict]:
                 "threshold_seconds": ctx.thresholds.pending_seconds,
                 "checked": checks,
                 "pool_problem": bool(pool_waits),
+                "unplaceable_only": bool(unplaceable),
                 "failed_rules": [f.rule for f in ctx.failed],
                 "scheduler": _scheduler_says(ctx, pods)[:5],
             },
@@ -184,6 +209,12 @@ def _render_pending_unexplained(v: Verdict) -> tuple[str, str]:
             " that restarted mid-rewrite, or slices it cannot create. Once the pool is whole and valid the"
             " scheduler allocates the claim; a request for a count instead of All does not wait for a"
             " missing slice."
+        )
+    elif f.get("unplaceable_only"):
+        action = (
+            "The devices it fits are on cordoned or NotReady nodes only: uncordon the node (kubectl uncordon)"
+            " or bring it back to Ready, or free matching devices on a schedulable node; kubectl describe pod"
+            " should say 'node(s) were unschedulable'."
         )
     else:
         action = (

@@ -229,3 +229,22 @@ def test_a_claim_waiting_on_a_pool_that_lists_a_device_twice_says_so():
     first = f[0].evidence["checked"][0]
     assert f"gpu.nvidia.com/{pool} (lists {twin['spec']['devices'][0]['name']} twice) is invalid" in first
     assert "not a failure mode" not in f[0].next_action
+
+
+def test_a_claim_that_fits_only_on_cordoned_or_notready_nodes_says_so():
+    """Both real H100 nodes are taken out of scheduling (one cordoned, one NotReady): the
+    claim's devices are free, yet no pod can land there. The catch-all says so first, with
+    an action that points at the nodes, not at an unknown failure mode."""
+    objs = base_cluster() + _pending(request("gpu"))
+    nodes = [o for o in objs if o["kind"] == "Node"]
+    nodes[0]["spec"]["unschedulable"] = True
+    nodes[1]["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    f = run(objs)
+    assert categories(f) == ["pending_unexplained"] and f[0].evidence["unplaceable_only"]
+    first = f[0].evidence["checked"][0]
+    assert "fits only on gpu-node-1 (cordoned), gpu-node-2 (NotReady)" in first
+    assert "uncordon" in f[0].next_action
+    # One schedulable node left: nothing to say about the others.
+    nodes[1]["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    f = run(objs)
+    assert not f[0].evidence["unplaceable_only"] and not any("fits only on" in c for c in f[0].evidence["checked"])

@@ -91,10 +91,25 @@ def _overview_counts(cluster: Cluster | None, rows: list[dict[str, Any]] | None 
     shown = [r["cluster"] for r in (rows if rows is not None else cluster_rows()) if cluster in (None, r["cluster"])]
     if cluster is not None and not shown:
         shown = [cluster]
-    dra = [cluster_dra_summary(c) for c in shown]
+    dra = [_placeable_only(c, cluster_dra_summary(c)) for c in shown]
     totals = [_device_totals(c)[1] for c in shown]
     with _held_lock:  # no sync changes the kept totals while they are read
         return summaries.overview_counts(totals, dra)
+
+
+def _placeable_only(cluster: Cluster, summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` with what NotReady and cordoned nodes could allocate taken out of its
+    per-profile totals: the scheduler places no pod there (as ``with_dra_counts`` does for
+    the free devices)."""
+    off = set(Node.objects.filter(cluster=cluster, from_slices=False).filter(Q(ready=False) | Q(unschedulable=True))
+              .values_list("name", flat=True)) & set(summary["allocatable"])
+    if not off:
+        return summary
+    total = dict(summary["allocatable_total"] if "allocatable_total" in summary else summaries.dra_totals(summary))
+    for name in off:
+        for profile, n in summary["allocatable"][name].items():
+            total[profile] = total.get(profile, 0) - n
+    return {**summary, "allocatable_total": total}
 
 
 def gpus_by_product(cluster: Cluster | None) -> list[dict[str, Any]]:

@@ -35,3 +35,25 @@ def test_the_overview_of_a_dynamic_mig_node(tmp_path, client_in):
     # No free device, yet placements fit: the card points at the MIG table instead of reading as "nothing".
     assert page.context["dynamic_mig_free"] == sum(p["free"] for p in profiles.values() if p.get("placements")) > 0
     assert "MIG placements still fit on partly used GPUs" in page.content.decode()
+
+
+def test_a_cordoned_dynamic_mig_node_offers_no_placement_on_the_overview(tmp_path, client_in):
+    """The same node with its Node object, Ready, then cordoned: what its GPUs' counters leave
+    is free to no pod, so the MIG table's free column and the Free devices card's note leave
+    it out."""
+    from tests.dra.test_inventory_json_adds_allocatable_now_taints_health_and_sharers import NODE
+
+    def node(cordoned):
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE, "uid": "uid-node", "resourceVersion": str(int(cordoned) + 1)},
+                "spec": {"unschedulable": cordoned}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+
+    shapes.sync([*_objects(), node(False)], tmp_path / "s.json", "dra")
+    cluster = Cluster.objects.get(name="dra")
+    before = {p["profile"]: p["free"] for p in queries.mig_by_profile(cluster) if p.get("placements")}
+    assert sum(before.values()) > 0
+    shapes.sync([*_objects(), node(True)], tmp_path / "s2.json", "dra")
+    after = {p["profile"]: p["free"] for p in queries.mig_by_profile(cluster) if p.get("placements")}
+    assert set(after) == set(before) and sum(after.values()) == 0
+    page = client_in.get(reverse("inventory:cluster", args=["dra"]))
+    assert page.context["dynamic_mig_free"] == 0
+    assert "MIG placements still fit" not in page.content.decode()

@@ -346,11 +346,18 @@ def bundle(request, cluster_name: str, namespace: str):
     return _yaml_response(text, f"{cluster.name}-{prefix}{_filename(namespace)}.yaml")
 
 
+_YAML_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # no line break may end the comment
+
+
 def bundle_all(request, cluster_name: str):
     """Every namespace's bundle as one multi-document YAML file (``kubectl apply -f`` ready)."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
     result = cluster_plan(cluster, _target(request))
     text = "".join(t if t.endswith("\n") else t + "\n" for t in result.bundles.values())
+    if not text:  # an empty file would read as "nothing to do", not as "nothing could be translated"
+        errors = len(result.errors)
+        text = (f"# No workload of cluster {_YAML_UNSAFE.sub('?', cluster.name)} was translated"
+                + (f": {errors} plan error(s), listed on the migration plan page.\n" if errors else ": none asks for a GPU.\n"))
     return _yaml_response(text, f"{cluster.name}-dra-migration.yaml")
 
 

@@ -73,6 +73,10 @@ def test_cluster_without_device_plugin_workloads_shows_an_empty_state(client_in,
     body = resp.content.decode()
     assert 'id="no-device-plugin"' in body and "No GPU workloads on the device plugin" in body
     assert resp.context["bundles"] == []
+    # Its all-namespaces download says why it holds no object instead of being empty.
+    text = client_in.get(reverse("migration:bundle_all", args=[dra_only.name])).content.decode()
+    assert text.startswith("# No workload of cluster") and "none asks for a GPU" in text
+    assert yaml.safe_load(text) is None
 
 
 def test_namespace_bundle_is_an_attachment_that_passes_the_schema(client_in, legacy):

@@ -130,7 +130,9 @@ def device_detail(request, pk: int):
     ctx = {
         "device": device, "parent": parent, "children": children, "siblings": siblings,
         # Listed only by an older generation of its pool: the scheduler does not offer it.
-        "superseded": device.slice_id in queries.superseded_among(device.cluster, [device.slice]) if device.slice_id else False,
+        "superseded": device.slice_id is not None and ResourceSlice.objects.filter(
+            cluster_id=device.cluster_id, driver=device.slice.driver, pool=device.slice.pool,
+            pool_generation__gt=device.slice.pool_generation).exists(),
         "attributes": published.attributes if published else None,
         "dra": state, "dra_holders": queries.dra_holders(state),
         # Several holders are a conflict only for an unshared device, admin access aside.

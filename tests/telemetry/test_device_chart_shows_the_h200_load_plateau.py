@@ -50,7 +50,7 @@ def test_the_lazy_chart_fragment_carries_the_figure_and_loads_plotly_from_static
 
 
 def test_the_device_page_loads_its_telemetry_panel_lazily(client_in, h200, django_assert_max_num_queries):
-    with django_assert_max_num_queries(10):
+    with django_assert_max_num_queries(11):
         page = client_in.get(h200.get_absolute_url()).content.decode()
     assert reverse("inventory:telemetry-device", args=[h200.pk]) in page and 'hx-trigger="load"' in page
     assert "plotly.min.js" not in page  # loaded by static/js/telemetry.js only when a chart arrives

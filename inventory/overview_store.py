@@ -70,16 +70,17 @@ def _marker(cluster_pk: int) -> tuple[Any, str] | None:
     return KeptChunk.objects.filter(cluster_id=cluster_pk, part=MARKER).values_list("basis", "fingerprint").first()
 
 
-def load(cluster_pk: int, basis: Any) -> tuple[dict[str, NodeSummary], dict[PoolKey, PoolDevices]] | None:
+def load(cluster_pk: int, basis: Any, *, nodes_too: bool = True) -> tuple[dict[str, NodeSummary], dict[PoolKey, PoolDevices]] | None:
     """(node -> summary, pool -> device counts) of the cluster in state ``basis``, or None
-    when no valid rows describe that state."""
+    when no valid rows describe that state (``nodes_too`` False: the pool counts alone, the
+    node summaries left empty)."""
     fp = fingerprint()
     if basis is None or not fp or _marker(cluster_pk) != (basis, fp):
         return None
     nodes: dict[str, NodeSummary] = {}
     pools: dict[PoolKey, PoolDevices] = {}
     try:
-        for part, data in blobs.rows(KeptChunk.objects.filter(cluster_id=cluster_pk, part__in=(NODE, POOL)),
+        for part, data in blobs.rows(KeptChunk.objects.filter(cluster_id=cluster_pk, part__in=(NODE, POOL) if nodes_too else (POOL,)),
                                      ("part", "data"), 64):
             decoded = _decoders[part].decode(bytes(data))
             if part == NODE:

@@ -278,13 +278,16 @@ def _changed_records(model: Any, changes: Any) -> tuple[dict[str, Any], dict[str
 
 
 def _device_totals(cluster: Cluster) -> tuple[dict[summaries.PoolKey, summaries.PoolDevices], summaries.DeviceTotals]:
-    """The per-pool device counts of ``cluster``'s current state and their sums: kept ones,
-    else read (and kept until the cluster's data changes)."""
+    """The per-pool device counts of ``cluster``'s current state and their sums: kept by this
+    process or in the database, else read (and kept until the cluster's data changes)."""
     with _held_lock:
         held = _pools.get(cluster.pk)
     if held is not None and held[0] == cluster.data_changed_at:
         return held[1], held[2]
-    counts = _pool_device_rows(cluster, None)
+    # What the cluster's last sync kept in the database, else every device read: a command that
+    # syncs one cluster refreshes the all-clusters overview without reading the others' devices.
+    kept = overview_store.load(cluster.pk, cluster.data_changed_at, nodes_too=False)
+    counts = kept[1] if kept is not None else _pool_device_rows(cluster, None)
     totals = summaries.DeviceTotals(counts.values())
     with _held_lock:
         if cluster.pk not in _pools or _pools[cluster.pk][0] != cluster.data_changed_at:

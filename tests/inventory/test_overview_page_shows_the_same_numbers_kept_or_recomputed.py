@@ -50,3 +50,23 @@ def test_pages_show_the_same_numbers_from_kept_and_recomputed_summaries(tmp_path
     cache.clear()
     assert queries.kept_dra_summaries(cluster) is None
     assert [_numbers(client_in, u) for u in urls] == from_kept
+
+
+def test_a_fresh_process_reads_another_clusters_device_counts_from_what_its_sync_kept(tmp_path, client_in, monkeypatch):
+    """The all-clusters overview in a process that synced only one cluster (a command, a web
+    process): the other cluster's per-pool device counts come from what its own sync kept in
+    the database, not from reading every one of its devices, and they are the same numbers."""
+    queries.forget_overview()
+    other, fleet = Cluster.objects.create(name="other"), Fleet()
+    sync(other, fleet, tmp_path / "other.json")
+    url = reverse("inventory:overview")
+    cache.clear()
+    expected = _numbers(client_in, url)
+    queries.forget_overview()
+    inventory_sync.forget_models()
+    cache.clear()
+    read: list[object] = []
+    real = queries._pool_device_rows
+    monkeypatch.setattr(queries, "_pool_device_rows", lambda c, pools: read.append((c.name, pools)) or real(c, pools))
+    assert _numbers(client_in, url) == expected
+    assert ("other", None) not in read  # no whole read of its devices

@@ -14,6 +14,7 @@ refuses more than ``MAX_OBJECT_BYTES`` of text and more than ``MAX_DEPTH`` level
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +141,7 @@ def decode(raw: msgspec.Raw | bytes | str) -> Any:
         raise JSONError("JSON is nested too deeply") from exc
 
 
+_INNERMOST = re.compile(rb"\[\]|\{\}")  # the innermost empty arrays and objects of a structure
 # Every byte but the ones that open, close or quote a JSON structure.
 _NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'"[]{}')
 
@@ -160,7 +162,8 @@ def nesting_within(data: bytes, limit: int = MAX_DEPTH) -> bool | None:
     if b'"' in s:
         return None
     for _ in range(limit):
-        peeled = s.replace(b"[]", b"").replace(b"{}", b"")
+        # One pass, both kinds at once: two replaces in a row would peel ``{[]}`` as two levels.
+        peeled = _INNERMOST.sub(b"", s)
         if not peeled:
             return True
         if len(peeled) == len(s):

@@ -148,3 +148,21 @@ def test_hostile_and_unicode_label_values_survive_exactly(ensure_ascii):
     assert [decode(raw) for raw in doc.items] == [obj, other]
     assert decode(doc.items[0])["metadata"]["labels"] == HOSTILE
     assert bytes(doc.items[0]).decode() == json.dumps(obj, ensure_ascii=ensure_ascii)
+
+
+@pytest.mark.parametrize("shape", [
+    lambda n: "[" * n + "]" * n,
+    lambda n: '{"kind":"","metadata":{},"x":' + "[" * (n - 1) + "]" * (n - 1) + "}",  # an object around arrays
+    lambda n: '{"a":' * (n - 1) + "[]" + "}" * (n - 1),  # arrays inside objects
+    lambda n: "[" + '{"a":[' * ((n - 1) // 2) + "]}" * ((n - 1) // 2) + "]",  # alternating, as deep as n when n is odd
+])  # fmt: skip
+def test_the_text_nesting_check_counts_each_level_once(shape):
+    """The bytes-level check agrees with a walk of the decoded value at the limit and one past
+    it, whatever kinds alternate (it peeled ``{[]}`` as one level, so 101 levels passed)."""
+    from inventory.jsonlist import MAX_DEPTH, nested_deeper, nesting_within
+
+    for n in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2):
+        text = shape(n).encode()
+        value = json.loads(text)
+        within = nesting_within(text)
+        assert within is None or within == (not nested_deeper(value)), (n, within)

@@ -540,7 +540,9 @@ def node_states(
     ``claims``: the claims that may hold their devices (others are ignored); ``rules``: the
     cluster's DeviceTaintRules; ``pods``: pods whose ``allocatedResourcesStatus`` reports on
     the devices. Within a pool only the newest generation's slices publish (as the scheduler
-    reads them). ``cel_selects``: decides rules with CEL selectors (``device_taints``)."""
+    reads them), and nothing of a pool that lists a device twice is allocatable (judged on the
+    slices given: a pool's slices on other nodes are not seen). ``cel_selects``: decides rules
+    with CEL selectors (``device_taints``)."""
     sl = list(slices)
     newest = newest_generations((s.driver, s.pool, s.pool_generation) for s in sl)
     want = set(nodes) if nodes is not None else None
@@ -566,12 +568,16 @@ def node_states(
     by_pool: dict[tuple[str, str], dict[CounterKey, dict[str, Decimal]]] = defaultdict(dict)
     for k, counters in counter_sets(sl).items():
         by_pool[k[:2]][k] = counters
+    # A pool listing a device twice: the scheduler allocates nothing from it ("pool ... is invalid").
+    invalid = invalid_pools((s.driver, s.pool, s.pool_generation, [d.name for d in s.devices]) for s in sl)
     out: dict[str, NodeState] = {}
     for node, devs in sorted(by_node.items()):
         sets = {k: v for pool in {d.key[:2] for d in devs} for k, v in by_pool.get(pool, {}).items()}
         taints = {d.key: device_taints(d, rule_list, cel_selects) for d in devs}
         left = remaining_counters(devs, sets, held)
         free = free_device_keys(devs, held, taints, left)
+        if invalid:
+            free = {k for k in free if k[:2] not in invalid}
         states = {}
         for d in devs:
             h = held.get(d.key)

@@ -123,6 +123,14 @@ def test_a_slice_page_says_when_its_pool_lists_a_device_twice(tmp_path, sync_sna
         assert "invalid pool" in resp.content.decode() and 'badge green">complete' not in resp.content.decode()
     other = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["pool"]["name"] != gpu["spec"]["pool"]["name"])
     assert client_in.get(reverse("inventory:resourceslice", args=["twice", other["metadata"]["name"]])).context["listed_twice"] == []
+    # Nothing of that pool is free to a pod being scheduled; the other GPU pool's devices are.
+    from inventory import queries
+    from inventory.models import Cluster
+
+    summary = queries.cluster_dra_summary(Cluster.objects.get(name="twice"))
+    assert summary["free"].get(gpu["spec"]["nodeName"], 0) == 0
+    other_gpu = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com" and o is not gpu)
+    assert summary["free"][other_gpu["spec"]["nodeName"]] == len(other_gpu["spec"]["devices"])
     # The list marks the pool and keeps its slices under "only odd slices".
     resp = client_in.get(reverse("inventory:resourceslices", args=["twice"]))
     assert "1 invalid pool" in resp.content.decode()

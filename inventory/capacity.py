@@ -295,15 +295,19 @@ def invalid_pools(slices: Iterable[tuple[str, str, int, Iterable[str]]]) -> dict
     return twice
 
 
+def newest_slices(slices: Iterable[ResourceSlice]) -> list[ResourceSlice]:
+    """The slices of each pool's newest generation, in their order: the ones the scheduler
+    reads (an older generation's devices and counters are not offered)."""
+    sl = list(slices)
+    newest = newest_generations((s.driver, s.pool, s.pool_generation) for s in sl)
+    return [s for s in sl if s.pool_generation == newest[(s.driver, s.pool)]]
+
+
 def counter_sets(slices: Iterable[ResourceSlice]) -> dict[CounterKey, dict[str, Decimal]]:
     """(driver, pool, counter set) -> counter -> amount, from every slice's ``sharedCounters``
     (only the newest generation of each pool counts, as for devices)."""
-    sl = list(slices)
-    newest = newest_generations((s.driver, s.pool, s.pool_generation) for s in sl)
     out: dict[CounterKey, dict[str, Decimal]] = {}
-    for s in sl:
-        if s.pool_generation != newest[(s.driver, s.pool)]:
-            continue
+    for s in newest_slices(slices):
         for cs in s.shared_counters:
             out[(s.driver, s.pool, cs.name)] = dict(cs.counters)
     return out
@@ -543,13 +547,10 @@ def node_states(
     reads them), and nothing of a pool that lists a device twice is allocatable (judged on the
     slices given: a pool's slices on other nodes are not seen). ``cel_selects``: decides rules
     with CEL selectors (``device_taints``)."""
-    sl = list(slices)
-    newest = newest_generations((s.driver, s.pool, s.pool_generation) for s in sl)
+    sl = newest_slices(slices)
     want = set(nodes) if nodes is not None else None
     by_node: dict[str, list[Device]] = defaultdict(list)
     for s in sl:
-        if s.pool_generation != newest[(s.driver, s.pool)]:
-            continue
         for d in s.devices:
             if d.node_name and (want is None or d.node_name in want):
                 by_node[d.node_name].append(d)

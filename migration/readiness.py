@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from inventory import records
-from inventory.capacity import newest_generations
+from inventory.capacity import newest_slices
 from inventory.kube import DEVICECLASS_RESOURCE_PREFIX, GPU_DRIVER, image_tag, is_gpu_resource
 from inventory.records import (
     ConfigMap,
@@ -352,12 +352,8 @@ MIG_DISABLED = frozenset({"all-disabled"})
 def _mig_instances_by_node(slices: Iterable[ResourceSlice]) -> dict[str, int]:
     """node -> MIG instances of gpu.nvidia.com its slices publish (a dynamic-MIG placement is a
     possibility, not a layout: left out)."""
-    sl_list = list(slices)
-    newest = newest_generations((s.driver, s.pool, s.pool_generation) for s in sl_list)
     out: dict[str, int] = {}
-    for sl in sl_list:
-        if sl.pool_generation != newest[(sl.driver, sl.pool)]:
-            continue  # an older generation of its pool: the scheduler does not read it
+    for sl in newest_slices(slices):  # an older generation of its pool: the scheduler does not read it
         for d in sl.devices:
             if d.driver == GPU_DRIVER and d.type == "mig" and not d.consumes_counters and d.node_name:
                 out[d.node_name] = out.get(d.node_name, 0) + 1

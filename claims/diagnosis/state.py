@@ -137,9 +137,7 @@ class ClusterState:
                 cms[(r.namespace or "", r.name)] = r
         # Device.key, without 160,000 calls; only a pool's newest generation publishes (as the
         # scheduler reads it): a device an older slice alone lists is no device to allocate.
-        newest = capacity.newest_generations((s.driver, s.pool, s.pool_generation) for s in slices)
-        devices = {(d.driver, d.pool, d.name): d for s in slices if s.pool_generation == newest[(s.driver, s.pool)]
-                   for d in s.devices}
+        devices = {(d.driver, d.pool, d.name): d for s in capacity.newest_slices(slices) for d in s.devices}
         return cls(
             nodes=nodes,
             device_classes=classes,

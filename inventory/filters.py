@@ -7,7 +7,7 @@ from django import forms
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from .models import Cluster, Device, DeviceClass, DeviceType, Node, ResourceSlice
+from .models import PLACEABLE, Cluster, Device, DeviceClass, DeviceType, Node, ResourceSlice
 
 ANY_YES_NO = (("", "Any"), ("true", "Yes"), ("false", "No"))
 
@@ -85,7 +85,7 @@ class NodeFilter(django_filters.FilterSet):
         if value is None:
             return qs
         if value > 0:  # a NotReady or cordoned node offers nothing to a pod being scheduled
-            qs = qs.filter(Q(from_slices=True) | Q(ready=True, unschedulable=False))
+            qs = qs.filter(PLACEABLE)
         return qs.annotate(free_gpus=free_whole_gpus()).filter(free_gpus__gte=value)
 
 

@@ -145,6 +145,16 @@ class Node(KubeObjectBase):
 
         return reverse("inventory:node", args=[self.cluster.name, self.name]) if is_subdomain(self.name) else ""
 
+    @property
+    def unplaceable(self) -> str:
+        """Why a pod being scheduled lands nowhere here: "NotReady", "cordoned", or "" (it
+        could, or the status is unknown: no Node object was read). ``PLACEABLE`` in SQL."""
+        return "" if self.from_slices else "NotReady" if not self.ready else "cordoned" if self.unschedulable else ""
+
+
+# The nodes ``Node.unplaceable`` says "" of, as a filter.
+PLACEABLE = models.Q(from_slices=True) | models.Q(ready=True, unschedulable=False)
+
 
 class DeviceClass(KubeObjectBase):
     """A DeviceClass (``spec.selectors`` CEL expressions kept in ``selectors``)."""

@@ -12,11 +12,11 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator
 from typing import Any
 
-from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Sum
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, Max, Min, OuterRef, Q, QuerySet, Sum
 
 from . import capacity, mig, overview_store, summaries
 from .kube import GPU_DRIVER
-from .models import Cluster, Device, DeviceType, Node, ResourceSlice
+from .models import PLACEABLE, Cluster, Device, DeviceType, Node, ResourceSlice
 
 
 def scoped(qs: QuerySet, cluster: Cluster | None) -> QuerySet:
@@ -58,12 +58,12 @@ def with_dra_counts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in rows:
         summary = cluster_dra_summary(r["cluster"])
         migs, free = r["migs"], r["free"]
-        for name, stored_migs, stored_free, ready, cordoned, unknown in Node.objects.filter(cluster=r["cluster"]).values_list(
-                "name", "mig_count", "free_count", "ready", "unschedulable", "from_slices"):
+        nodes = Node.objects.filter(cluster=r["cluster"]).annotate(placeable=ExpressionWrapper(PLACEABLE, BooleanField()))
+        for name, stored_migs, stored_free, placeable in nodes.values_list("name", "mig_count", "free_count", "placeable"):
             if name in summary["free"]:
                 migs += summary["instances"][name] - stored_migs
                 free += summary["free"][name] - stored_free
-            if not unknown and (cordoned or not ready):  # the scheduler places no pod there
+            if not placeable:  # the scheduler places no pod there
                 free -= summary["free"].get(name, stored_free)
         out.append({**r, "migs": migs, "free": free})
     return out
@@ -101,8 +101,7 @@ def _placeable_only(cluster: Cluster, summary: dict[str, Any]) -> dict[str, Any]
     """``summary`` with what NotReady and cordoned nodes could allocate taken out of its
     per-profile totals: the scheduler places no pod there (as ``with_dra_counts`` does for
     the free devices)."""
-    off = set(Node.objects.filter(cluster=cluster, from_slices=False).filter(Q(ready=False) | Q(unschedulable=True))
-              .values_list("name", flat=True)) & set(summary["allocatable"])
+    off = set(Node.objects.filter(cluster=cluster).exclude(PLACEABLE).values_list("name", flat=True)) & set(summary["allocatable"])
     if not off:
         return summary
     total = dict(summary["allocatable_total"] if "allocatable_total" in summary else summaries.dra_totals(summary))

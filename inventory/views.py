@@ -90,8 +90,7 @@ def node_detail(request, cluster_name: str, name: str):
         "instances_now": len(dra.instances()) if dra else None,
         "slices": slices,
         "taints": (node.raw.get("spec") or {}).get("taints") or [],
-        # Why a pod being scheduled gets nothing here ("" when it could, or the status is unknown).
-        "unplaceable": "" if node.from_slices else "NotReady" if not node.ready else "cordoned" if node.unschedulable else "",
+        "unplaceable": node.unplaceable,
     }
     return render(request, "inventory/node_detail.html", ctx)
 

@@ -119,14 +119,21 @@ def _pools_listing_twice(rows: list[tuple[int, str, str, int, int, int]], states
     return {k for k, n in listed.items() if n > held[k]}
 
 
+def _pools(cluster: Cluster, **filters: Any) -> tuple[list[tuple[int, str, str, int, int, int]], dict[tuple[str, str], PoolState], set[tuple[str, str]]]:
+    """The slices (``_pool_rows``) of the cluster's pools (those ``filters`` name), the pools'
+    states and those listing a device twice (two queries: the slices, device rows per slice)."""
+    rows = _pool_rows(cluster, **filters)
+    states = pool_states(r[1:5] for r in rows)
+    devices = Device.objects.filter(cluster=cluster) if not filters else Device.objects.filter(slice_id__in=[r[0] for r in rows])
+    stored = dict(devices.order_by().values_list("slice_id").annotate(n=Count("pk")))
+    return rows, states, _pools_listing_twice(rows, states, stored)
+
+
 def _pool_problems(cluster: Cluster) -> tuple[dict[tuple[str, str], PoolState], set[tuple[str, str]], set[int]]:
     """The cluster's pools, those listing a device twice, and the pks of the slices the
     scheduler does not read as they are: of an incomplete or invalid pool, or of a generation
-    older than their pool's newest (two queries: the slices, device rows per slice)."""
-    rows = _pool_rows(cluster)
-    states = pool_states(r[1:5] for r in rows)
-    stored = dict(Device.objects.filter(cluster=cluster).order_by().values_list("slice_id").annotate(n=Count("pk")))
-    invalid = _pools_listing_twice(rows, states, stored)
+    older than their pool's newest."""
+    rows, states, invalid = _pools(cluster)
     odd = {pk for pk, d, p, g, _, _ in rows if states[(d, p)].incomplete or g != states[(d, p)].newest or (d, p) in invalid}
     return states, invalid, odd
 
@@ -173,38 +180,34 @@ def resourceslice_detail(request, cluster_name: str, name: str):
     queries.attach_holders(rs.cluster_id, devices)
     spec = rs.raw.get("spec") or {}
     node = Node.objects.filter(cluster=rs.cluster, name=rs.node_name).only("pk", "name", "cluster_id").first() if rs.node_name else None
-    others = list(ResourceSlice.objects.filter(cluster=rs.cluster, driver=rs.driver, pool=rs.pool).exclude(pk=rs.pk)
-                  .order_by("-pool_generation", "name").values_list("name", "pool_generation", "resource_slice_count"))
-    state = pool_states([(rs.driver, rs.pool, g, n) for _, g, n in [("", rs.pool_generation, rs.resource_slice_count), *others]])
-    state = state[(rs.driver, rs.pool)]
-    siblings = [(name, g) for name, g, _ in others[:POOL_SLICES]]
-    twice = _listed_twice(rs, [name for name, g, _ in others if g == state.newest]) if rs.pool_generation == state.newest else []
+    rows, states, invalid = _pools(rs.cluster, driver=rs.driver, pool=rs.pool)
+    state = states[(rs.driver, rs.pool)]
+    siblings = list(ResourceSlice.objects.filter(cluster=rs.cluster, driver=rs.driver, pool=rs.pool).exclude(pk=rs.pk)
+                    .order_by("-pool_generation", "name").values_list("name", "pool_generation")[:POOL_SLICES])
+    listing = rs.pool_generation == state.newest and (rs.driver, rs.pool) in invalid
+    twice = _listed_twice(rs, state.newest) if listing else []
     ctx = {
         "rs": rs, "cluster": rs.cluster, "devices": devices, "node": node, "table": table,
         "node_selector": spec.get("nodeSelector"), "shared_counters": spec.get("sharedCounters") or [],
         "published": len(spec.get("devices") or []), "pool_state": state, "siblings": siblings,
-        "superseded": rs.pool_generation != state.newest, "more_siblings": len(others) - len(siblings),
+        "superseded": rs.pool_generation != state.newest, "more_siblings": len(rows) - 1 - len(siblings),
         "listed_twice": twice,
     }  # fmt: skip
     return render(request, "inventory/resourceslice_detail.html", ctx)
 
 
-def _listed_twice(rs: ResourceSlice, names: list[str]) -> list[str]:
-    """Device names the newest generation of ``rs``'s pool lists more than once (``rs`` and
-    its pool's other slices ``names`` of that generation). The device rows keep one of each:
-    only when they are fewer than the slices list are the slices parsed to name them."""
-    same = ResourceSlice.objects.filter(cluster_id=rs.cluster_id, driver=rs.driver, pool=rs.pool, name__in=[rs.name, *names])
-    listed = sum(same.values_list("device_count", flat=True))
-    if listed <= Device.objects.filter(slice__in=same).count():
-        return []
-    raws = [rs.raw, *same.exclude(pk=rs.pk).values_list("raw", flat=True)]
+def _listed_twice(rs: ResourceSlice, generation: int) -> list[str]:
+    """Device names ``generation`` of ``rs``'s pool lists more than once, from its slices
+    parsed (the device rows keep one of each)."""
+    raws = ResourceSlice.objects.filter(cluster_id=rs.cluster_id, driver=rs.driver, pool=rs.pool,
+                                        pool_generation=generation).values_list("raw", flat=True)
     rows = []
     for raw in raws:
         try:
             r = parse_object(raw)
         except ValueError:
             continue
-        rows.append((rs.driver, rs.pool, rs.pool_generation, [d.name for d in getattr(r, "devices", ())]))
+        rows.append((rs.driver, rs.pool, generation, [d.name for d in getattr(r, "devices", ())]))
     return invalid_pools(rows).get((rs.driver, rs.pool), [])
 
 

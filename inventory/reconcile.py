@@ -840,6 +840,7 @@ def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> i
     devs = Device.objects.filter(cluster=cluster)
     results = AllocationResult.objects.filter(cluster=cluster, device__isnull=False)
     node_rows = Node.objects.filter(cluster=cluster)
+    slices = ResourceSlice.objects.filter(cluster=cluster)  # whose generations say which devices are superseded
     if nodes is not None:
         if not nodes:
             return 0
@@ -849,8 +850,9 @@ def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> i
             results.filter(device__node_name__in=names),
             node_rows.filter(name__in=names),
         )
+        slices = slices.filter(pool__in=devs.values("pool"))  # the pools of those nodes' devices
     allocated = set(results.values_list("device_id", flat=True))
-    stale = queries.superseded_slices(ResourceSlice.objects.filter(cluster=cluster))
+    stale = queries.superseded_slices(slices)
     per_node: dict[str, dict[str, Any]] = defaultdict(lambda: {"devices": 0, "gpus": set(), "migs": 0, "alloc": 0, "gpu_devs": 0, "product": ""})
     for pk, node, driver, dtype, uuid, parent, product, slice_pk in devs.values_list(
             "pk", "node_name", "driver", "type", "uuid", "parent_uuid", "product_name", "slice_id"):

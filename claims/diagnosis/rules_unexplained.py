@@ -18,7 +18,7 @@ kubelet's side has its own rules).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from claims.diagnosis.context import Context, claim_ref, minutes, pod_ref
@@ -85,24 +85,27 @@ def _pool_waits(ctx: Context, claim: ResourceClaim) -> list[str]:
     state = ctx.state
     out = []
     if state.invalid_pools:
-        invalid = sorted(state.invalid_pools.items())
-        named = ", ".join(f"{driver}/{pool} (lists {', '.join(names[:3])} twice)" for (driver, pool), names in invalid[:3])
-        more = f" and {len(invalid) - 3} more" if len(invalid) > 3 else ""
-        out.append(f"{claim.name}: pool{'s' if len(invalid) > 1 else ''} {named}{more} {'are' if len(invalid) > 1 else 'is'}"
-                   " invalid: the scheduler allocates nothing on a node that sees one until the driver lists each device once")
-    incomplete = state.incomplete_pools
-    if not incomplete:
+        named, verb = _some_pools(state.invalid_pools, lambda names: f"lists {', '.join(names[:3])} twice")
+        out.append(f"{claim.name}: {named} {verb} invalid: the scheduler allocates nothing on a node that sees one"
+                   " until the driver lists each device once")
+    if not state.incomplete_pools:
         return out
     for req in claim.requests:
         if any(b.allocation_mode == "All" for b in req.bodies):
-            named = ", ".join(f"{driver}/{pool} ({st.published} of {st.expected} slices of generation {st.newest})"
-                              for (driver, pool), st in sorted(incomplete.items())[:3])
-            more = f" and {len(incomplete) - 3} more" if len(incomplete) > 3 else ""
-            many = len(incomplete) > 1
-            out.append(f"{claim.name} request {req.name} asks for All devices, and pool{'s' if many else ''} {named}{more}"
-                       f" {'are' if many else 'is'} incomplete: the scheduler refuses such a request until the driver"
-                       " has published the whole pool")
+            named, verb = _some_pools(state.incomplete_pools,
+                                      lambda st: f"{st.published} of {st.expected} slices of generation {st.newest}")
+            out.append(f"{claim.name} request {req.name} asks for All devices, and {named} {verb} incomplete: the"
+                       " scheduler refuses such a request until the driver has published the whole pool")
     return out
+
+
+def _some_pools(pools: dict[tuple[str, str], Any], describe: Callable[[Any], str]) -> tuple[str, str]:
+    """("pool d/p (...)" or "pools d/p (...), ... and N more", "is" or "are"): at most three named."""
+    items = sorted(pools.items())
+    named = ", ".join(f"{driver}/{pool} ({describe(v)})" for (driver, pool), v in items[:3])
+    more = f" and {len(items) - 3} more" if len(items) > 3 else ""
+    many = len(items) > 1
+    return f"pool{'s' if many else ''} {named}{more}", "are" if many else "is"
 
 
 def _only_unplaceable(ctx: Context, claim: ResourceClaim, nodes: Iterable[str]) -> list[str]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import django_filters
 from django import forms
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q
 
 from .models import PLACEABLE, Cluster, Device, DeviceClass, DeviceType, Node, ResourceSlice
 
@@ -22,33 +21,6 @@ class IntegerFilter(django_filters.NumberFilter):
     """A whole number (django-filter's NumberFilter takes decimals: "≥ 0.5 free devices")."""
 
     field_class = forms.IntegerField
-
-
-def free_whole_gpus():
-    """Per node (``OuterRef`` to a Node row): how many physical GPUs are wholly free, as an
-    integer subquery.
-
-    A GPU counts when the node's slices publish it whole (``type`` gpu, no ``parentUUID``),
-    no allocation result names it, and no allocation names any device carved from it (a MIG
-    instance or partition whose ``parentUUID`` is its ``uuid``, e.g. the placements a dynamic
-    MIG driver publishes beside the whole GPU). A GPU in static MIG mode is published only as
-    its instances and is no free whole GPU; one free 1g instance is not a GPU either. Node
-    names are unique within a cluster, so the count is per (cluster, node)."""
-    carved_busy = Device.objects.filter(
-        cluster_id=OuterRef("cluster_id"), parent_uuid=OuterRef("uuid"), allocations__isnull=False
-    )
-    gpus = (
-        Device.objects.filter(
-            cluster_id=OuterRef("cluster_id"), node_name=OuterRef("name"), type=DeviceType.GPU, parent_uuid="",
-            allocations__isnull=True,
-        )
-        .filter(Q(uuid="") | ~Exists(carved_busy))
-        .order_by()
-        .values("node_name")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    return Coalesce(Subquery(gpus, output_field=IntegerField()), Value(0))
 
 
 def filtered(f: django_filters.FilterSet):
@@ -82,11 +54,11 @@ class NodeFilter(django_filters.FilterSet):
 
     def by_free_gpus(self, qs, name, value):
         # Whole GPUs, not devices: a node with one free 1g.18gb instance has no free H200.
-        if value is None:
-            return qs
-        if value > 0:  # a NotReady or cordoned node offers nothing to a pod being scheduled
-            qs = qs.filter(PLACEABLE)
-        return qs.annotate(free_gpus=free_whole_gpus()).filter(free_gpus__gte=value)
+        if value is None or value <= 0:
+            return qs  # every node has at least none
+        # Counted by each sync (``reconcile.refresh_node_summaries``); a NotReady or cordoned
+        # node offers nothing to a pod being scheduled.
+        return qs.filter(PLACEABLE, free_gpu_count__gte=value)
 
 
 class DeviceFilter(django_filters.FilterSet):

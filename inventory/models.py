@@ -129,6 +129,8 @@ class Node(KubeObjectBase):
     mig_count = models.PositiveIntegerField(default=0)
     allocated_count = models.PositiveIntegerField(default=0, help_text="allocated devices of gpu.nvidia.com")
     free_count = models.PositiveIntegerField(default=0, help_text="unallocated devices of gpu.nvidia.com")
+    free_gpu_count = models.PositiveIntegerField(
+        default=0, help_text="GPUs published whole with nothing allocated on them or on a device carved from them")
     device_count = models.PositiveIntegerField(default=0, help_text="devices of all drivers")
 
     class Meta:

@@ -16,7 +16,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 
 from . import queries, yamltext
-from .capacity import PoolState, extended_resource_classes, invalid_pools, pool_states
+from .capacity import PoolState, extended_resource_classes, invalid_pools
 from .lookup import by_name
 from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
 from .records import parse_object
@@ -100,33 +100,10 @@ def deviceclass_detail(request, cluster_name: str, name: str):
     return render(request, "inventory/deviceclass_detail.html", ctx)
 
 
-def _pool_rows(cluster: Cluster, **filters: Any) -> list[tuple[int, str, str, int, int, int]]:
-    return list(ResourceSlice.objects.filter(cluster=cluster, **filters).values_list(
-        "pk", "driver", "pool", "pool_generation", "resource_slice_count", "device_count"))
-
-
-def _pools_listing_twice(rows: list[tuple[int, str, str, int, int, int]], states: dict[tuple[str, str], PoolState],
-                         stored: dict[int, int]) -> set[tuple[str, str]]:
-    """The pools whose newest generation lists more devices than are stored under it: a device
-    listed twice (the device rows keep one), which makes the pool invalid to the scheduler.
-    ``stored``: slice pk -> its device rows."""
-    listed: dict[tuple[str, str], int] = {}
-    held: dict[tuple[str, str], int] = {}
-    for pk, d, p, g, _, n in rows:
-        if g == states[(d, p)].newest:
-            listed[(d, p)] = listed.get((d, p), 0) + n
-            held[(d, p)] = held.get((d, p), 0) + stored.get(pk, 0)
-    return {k for k, n in listed.items() if n > held[k]}
-
-
-def _pools(cluster: Cluster, **filters: Any) -> tuple[list[tuple[int, str, str, int, int, int]], dict[tuple[str, str], PoolState], set[tuple[str, str]]]:
-    """The slices (``_pool_rows``) of the cluster's pools (those ``filters`` name), the pools'
-    states and those listing a device twice (two queries: the slices, device rows per slice)."""
-    rows = _pool_rows(cluster, **filters)
-    states = pool_states(r[1:5] for r in rows)
-    devices = Device.objects.filter(cluster=cluster) if not filters else Device.objects.filter(slice_id__in=[r[0] for r in rows])
-    stored = dict(devices.order_by().values_list("slice_id").annotate(n=Count("pk")))
-    return rows, states, _pools_listing_twice(rows, states, stored)
+def _pools(cluster: Cluster, **filters: Any) -> tuple[list[queries.SliceRow], dict[tuple[str, str], PoolState], set[tuple[str, str]]]:
+    """The slices of the cluster's pools (those ``filters`` name), the pools' states and those
+    listing a device twice (``queries.slice_pools``)."""
+    return queries.slice_pools(ResourceSlice.objects.filter(cluster=cluster, **filters))
 
 
 def _pool_problems(cluster: Cluster) -> tuple[dict[tuple[str, str], PoolState], set[tuple[str, str]], set[int]]:

@@ -333,6 +333,44 @@ def superseded_among(cluster: Cluster, slices: Iterable[ResourceSlice]) -> set[i
     return stale
 
 
+SliceRow = tuple[int, str, str, int, int, int]  # pk, driver, pool, generation, pool's slice count, device count
+
+
+def slice_pools(slices: QuerySet) -> tuple[list[SliceRow], dict[tuple[str, str], capacity.PoolState], set[tuple[str, str]]]:
+    """The rows of ``slices``, the states of their pools (``capacity.pool_states``) and the
+    pools whose newest generation lists a device twice (invalid to the scheduler: it allocates
+    nothing from them). Two queries (three when a device row is missing): the slices, the
+    device rows stored under them, and those per slice."""
+    rows = list(slices.order_by().values_list(
+        "pk", "driver", "pool", "pool_generation", "resource_slice_count", "device_count"))
+    states = capacity.pool_states(r[1:5] for r in rows)
+    devices = Device.objects.filter(slice_id__in=slices.values("pk")).order_by()
+    if devices.count() == sum(r[5] for r in rows):
+        return rows, states, set()  # every listed device has its row: none is listed twice
+    stored = dict(devices.values_list("slice_id").annotate(n=Count("pk")))
+    return rows, states, _pools_listing_twice(rows, states, stored)
+
+
+def unoffered_slices(slices: QuerySet) -> set[int]:
+    """pks of the slices whose devices the scheduler offers none of: of an older generation
+    than their pool's newest, or of a pool listing a device twice (``slice_pools``)."""
+    rows, states, invalid = slice_pools(slices)
+    return {pk for pk, d, p, g, _, _ in rows if g != states[(d, p)].newest or (d, p) in invalid}
+
+
+def _pools_listing_twice(rows: list[SliceRow], states: dict[tuple[str, str], capacity.PoolState],
+                         stored: dict[int, int]) -> set[tuple[str, str]]:
+    """The pools whose newest generation lists more devices than are stored under it: a device
+    listed twice (the device rows keep one). ``stored``: slice pk -> its device rows."""
+    listed: dict[tuple[str, str], int] = {}
+    held: dict[tuple[str, str], int] = {}
+    for pk, d, p, g, _, n in rows:
+        if g == states[(d, p)].newest:
+            listed[(d, p)] = listed.get((d, p), 0) + n
+            held[(d, p)] = held.get((d, p), 0) + stored.get(pk, 0)
+    return {k for k, n in listed.items() if n > held[k]}
+
+
 def superseded_slices(slices: QuerySet) -> set[int]:
     """pks of the slices a newer generation of their pool replaces: their devices are not
     published (the scheduler's rule, ``capacity.newest_generations``), so not counted. Usually

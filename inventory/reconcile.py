@@ -834,9 +834,10 @@ def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> i
     its instances, so physical GPUs are whole-GPU uuids plus distinct MIG ``parentUUID``s.
     ``gpu_product`` becomes the ``productName`` its GPU devices publish (the same name as on
     device pages; the ``nvidia.com/gpu.product`` label spells it with dashes), and stays the
-    label's value on a node without GPU devices.
+    label's value on a node without GPU devices. ``free_gpu_count``: GPUs published whole with
+    nothing allocated on them or on a device carved from them (a MIG instance, a placement).
     """
-    zero = {"gpu_count": 0, "mig_count": 0, "allocated_count": 0, "free_count": 0, "device_count": 0}
+    zero = {"gpu_count": 0, "mig_count": 0, "allocated_count": 0, "free_count": 0, "free_gpu_count": 0, "device_count": 0}
     devs = Device.objects.filter(cluster=cluster)
     results = AllocationResult.objects.filter(cluster=cluster, device__isnull=False)
     node_rows = Node.objects.filter(cluster=cluster)
@@ -852,12 +853,19 @@ def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> i
         )
         slices = slices.filter(pool__in=devs.values("pool"))  # the pools of those nodes' devices
     allocated = set(results.values_list("device_id", flat=True))
-    stale = queries.superseded_slices(slices)
-    per_node: dict[str, dict[str, Any]] = defaultdict(lambda: {"devices": 0, "gpus": set(), "migs": 0, "alloc": 0, "gpu_devs": 0, "product": ""})
+    rows, states, invalid = queries.slice_pools(slices)
+    # An older generation of its pool: the scheduler does not offer it.
+    stale = {pk for pk, d, p, g, _, _ in rows if g != states[(d, p)].newest}
+    # A pool listing a device twice: the scheduler allocates nothing from it, so none is free.
+    unoffered = {pk for pk, d, p, _, _, _ in rows if (d, p) in invalid}
+    per_node: dict[str, dict[str, Any]] = defaultdict(lambda: {
+        "devices": 0, "gpus": set(), "migs": 0, "alloc": 0, "unoffered": 0, "gpu_devs": 0, "product": "",
+        "whole": [], "busy": set(),  # uuids of unheld whole GPUs; of GPUs a device carved from is held
+    })
     for pk, node, driver, dtype, uuid, parent, product, slice_pk in devs.values_list(
             "pk", "node_name", "driver", "type", "uuid", "parent_uuid", "product_name", "slice_id"):
         if slice_pk in stale:
-            continue  # an older generation of its pool: the scheduler does not offer it
+            continue
         acc = per_node[node]
         acc["devices"] += 1
         if driver != parse.GPU_DRIVER:
@@ -866,8 +874,14 @@ def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> i
         acc["product"] = acc["product"] or product
         if pk in allocated:
             acc["alloc"] += 1
+            if parent:
+                acc["busy"].add(parent)  # a device carved from that GPU is held
+        elif slice_pk in unoffered:
+            acc["unoffered"] += 1
         if dtype == DeviceType.GPU:
             acc["gpus"].add(uuid or f"pk:{pk}")
+            if not parent and pk not in allocated and slice_pk not in unoffered:
+                acc["whole"].append(uuid)
         elif dtype == DeviceType.MIG:
             acc["migs"] += 1
             acc["gpus"].add(parent or f"pk:{pk}")
@@ -879,7 +893,9 @@ def refresh_node_summaries(cluster: Cluster, nodes: set[str] | None = None) -> i
         if acc:
             want = {
                 "gpu_count": len(acc["gpus"]), "mig_count": acc["migs"], "allocated_count": acc["alloc"],
-                "free_count": acc["gpu_devs"] - acc["alloc"], "device_count": acc["devices"],
+                "free_count": acc["gpu_devs"] - acc["alloc"] - acc["unoffered"],
+                "free_gpu_count": sum(1 for u in acc["whole"] if not u or u not in acc["busy"]),
+                "device_count": acc["devices"],
                 "gpu_product": acc["product"] or have[-1],
             }  # fmt: skip
         if list(want.values()) != have:

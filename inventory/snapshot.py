@@ -345,15 +345,27 @@ def _file_items(path: Path, out: SnapshotLoad) -> Iterator[ReadItem | ItemRun]:
     yield from _yaml_items(text, path.name, out)
 
 
-def snapshot_files(path: str | Path) -> list[Path]:
+def snapshot_files(path: str | Path, problems: list[str] | None = None) -> list[Path]:
     """The object files and scrapes under ``path`` (a file, or a folder read recursively in
-    name order). Raises ``SnapshotError`` when the path does not exist."""
+    name order). A link to a file outside the folder is not read (what a snapshot holds is
+    what is in it); each such link is a problem in ``problems``. Raises ``SnapshotError`` when
+    the path does not exist."""
     root = Path(path)
     if not root.exists():
         raise SnapshotError(f"snapshot path does not exist: {root}")
     if root.is_file():
         return [root]
-    return [p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in OBJECT_SUFFIXES + PROM_SUFFIXES]
+    inside = root.resolve()
+    files = []
+    for p in sorted(root.rglob("*")):
+        if not (p.is_file() and p.suffix in OBJECT_SUFFIXES + PROM_SUFFIXES):
+            continue
+        if p.is_symlink() and not p.resolve().is_relative_to(inside):
+            if problems is not None:
+                problems.append(f"{p.relative_to(root)}: a link to a file outside the snapshot folder; not read")
+            continue
+        files.append(p)
+    return files
 
 
 def scrapes_at(path: str | Path) -> tuple[dict[str, str], list[str]]:
@@ -392,7 +404,7 @@ def iter_snapshot(path: str | Path, out: SnapshotLoad) -> Iterator[ReadItem | It
     root = Path(path)
     found = False
     seen = out.first_seen
-    for p in snapshot_files(root):
+    for p in snapshot_files(root, out.errors):
         name = p.name
         for item in _file_items(p, out):
             found = True

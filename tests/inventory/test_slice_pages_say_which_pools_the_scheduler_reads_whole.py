@@ -131,6 +131,15 @@ def test_a_slice_page_says_when_its_pool_lists_a_device_twice(tmp_path, sync_sna
     assert summary["free"].get(gpu["spec"]["nodeName"], 0) == 0
     other_gpu = next(o for o in objs if o["kind"] == "ResourceSlice" and o["spec"]["driver"] == "gpu.nvidia.com" and o is not gpu)
     assert summary["free"][other_gpu["spec"]["nodeName"]] == len(other_gpu["spec"]["devices"])
+    # So do the node list's stored Free column and its "Free whole GPUs" filter.
+    from inventory.filters import NodeFilter
+    from inventory.models import Node
+
+    nodes = {n.name: n for n in Node.objects.filter(cluster__name="twice")}
+    assert nodes[gpu["spec"]["nodeName"]].free_count == 0
+    assert nodes[other_gpu["spec"]["nodeName"]].free_count == len(other_gpu["spec"]["devices"])
+    kept = {n.name for n in NodeFilter({"cluster": "twice", "min_free": "1"}, queryset=Node.objects.all()).qs}
+    assert other_gpu["spec"]["nodeName"] in kept and gpu["spec"]["nodeName"] not in kept
     # The list marks the pool and keeps its slices under "only odd slices".
     resp = client_in.get(reverse("inventory:resourceslices", args=["twice"]))
     assert "1 invalid pool" in resp.content.decode()

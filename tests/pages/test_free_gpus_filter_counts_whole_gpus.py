@@ -86,3 +86,21 @@ def test_the_node_list_page_applies_it(client_in, demo):
         link = reverse("inventory:node", args=[n.cluster.name, n.name])
         assert (f'href="{link}"' in html) == (free[(n.cluster_id, n.name)] >= 4 and (n.cluster_id, n.name) in placeable), n.name
     assert "Free whole GPUs" in html
+
+
+def test_the_count_follows_an_allocation_made_after_the_first_sync(tmp_path, sync_snapshot):
+    """The filter reads the count each sync keeps (``Node.free_gpu_count``): a later sync in
+    which the real VKS claim holds ``gpu-0`` of its node takes that GPU out of it."""
+    from inventory.snapshot import load_path
+    from tests.conftest import VKS_CLAIM, VKS_SLICES, write_list
+
+    slices = load_path(VKS_SLICES).objects
+    claim = load_path(VKS_CLAIM).objects
+    node = claim[0]["status"]["allocation"]["devices"]["results"][0]["pool"]
+    sync_snapshot(write_list(tmp_path / "before.json", slices), "vks-free")
+    before = Node.objects.get(cluster__name="vks-free", name=node).free_gpu_count
+    assert before >= 1
+    sync_snapshot(write_list(tmp_path / "after.json", [*slices, *claim]), "vks-free")
+    assert Node.objects.get(cluster__name="vks-free", name=node).free_gpu_count == before - 1
+    assert node in {n.name for n in NodeFilter({"cluster": "vks-free", "min_free": str(before - 1)}, queryset=Node.objects.all()).qs}
+    assert node not in {n.name for n in NodeFilter({"cluster": "vks-free", "min_free": str(before)}, queryset=Node.objects.all()).qs}

@@ -72,8 +72,8 @@ def test_a_file_gone_between_listing_and_reading_is_a_problem_of_that_file(tmp_p
     ghost = folder / "ghost.yaml"
     listing = snapshot.snapshot_files
 
-    def listed_then_gone(path):
-        return [*listing(path), ghost]  # listed, then removed before it was read
+    def listed_then_gone(path, problems=None):
+        return [*listing(path, problems), ghost]  # listed, then removed before it was read
 
     monkeypatch.setattr(snapshot, "snapshot_files", listed_then_gone)
     monkeypatch.setattr(sources, "snapshot_files", listed_then_gone)

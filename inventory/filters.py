@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import django_filters
 from django import forms
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
-from .models import PLACEABLE, Cluster, Device, DeviceClass, DeviceType, Node, ResourceSlice
+from .models import (
+    PLACEABLE,
+    AllocationResult,
+    Cluster,
+    Device,
+    DeviceClass,
+    DeviceType,
+    Node,
+    Reservation,
+    ResourceClaim,
+    ResourceSlice,
+)
 
 ANY_YES_NO = (("", "Any"), ("true", "Yes"), ("false", "No"))
 
@@ -74,24 +85,30 @@ class DeviceFilter(django_filters.FilterSet):
         model = Device
         fields = ["q", "cluster", "type", "driver", "profile", "allocated", "slice"]
 
+    # Through the allocations as subqueries, not joins: a join repeats a device per result and
+    # reservation, and the DISTINCT over every column that undoes it cost 0.25-0.5 s a query
+    # at 5,000 nodes.
     def search(self, qs, name, value):
         value = value.strip()
+        # IN (subquery) under the OR: hashed once, where EXISTS would run once per device.
+        reserved = Reservation.objects.filter(Q(name__icontains=value) | Q(uid__iexact=value)).values("claim_id")
+        claims = ResourceClaim.objects.filter(
+            Q(name__icontains=value) | Q(namespace__icontains=value) | Q(pk__in=reserved)).values("pk")
+        held = AllocationResult.objects.filter(claim_id__in=claims, device__isnull=False).values("device_id")
         return qs.filter(
             device_uuid_q(value)
             | Q(name__icontains=value)
             | Q(node_name__icontains=value)
-            | Q(allocations__claim__name__icontains=value)
-            | Q(allocations__claim__reservations__name__icontains=value)
             | Q(metrics_pod__icontains=value)
             | Q(profile__icontains=value)
-            | Q(allocations__claim__namespace__icontains=value)
-            | Q(allocations__claim__reservations__uid__iexact=value)
-        ).distinct()
+            | Q(pk__in=held)
+        )
 
     def by_allocated(self, qs, name, value):
         if value is None:
             return qs
-        return qs.filter(allocations__isnull=not value).distinct()
+        held = Exists(AllocationResult.objects.filter(device_id=OuterRef("pk")))
+        return qs.filter(held if value else ~held)
 
 
 class DeviceClassFilter(django_filters.FilterSet):

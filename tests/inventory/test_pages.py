@@ -78,6 +78,14 @@ def test_device_search_finds_by_uuid_claim_and_pod(client_in, loaded, django_ass
     assert [d.name for d in resp.context["devices"]] == ["gpu-1"]
     resp = client_in.get(reverse("inventory:devices"), {"q": "dra-gpu-example-798fccd4d-sfl2p"})
     assert [(d.cluster.name, d.name) for d in resp.context["devices"]] == [("vks", "gpu-0")]
+    # The claim's namespace, and the uid of the pod it is reserved for (exact), each once.
+    for q in ("gpu-test1", "D36CA24F-9949-4c33-9d47-c06846f775b1"):
+        resp = client_in.get(reverse("inventory:devices"), {"q": q})
+        assert [(d.cluster.name, d.name) for d in resp.context["devices"]] == [("vks", "gpu-0")], q
+    assert not client_in.get(reverse("inventory:devices"), {"q": "d36ca24f-9949"}).context["devices"]
+    held = client_in.get(reverse("inventory:devices"), {"allocated": "true"}).context["table"].page.paginator.count
+    idle = client_in.get(reverse("inventory:devices"), {"allocated": "false"}).context["table"].page.paginator.count
+    assert (held, held + idle) == (Device.objects.filter(allocations__isnull=False).distinct().count(), Device.objects.count())
 
 
 def test_device_page_shows_holder_and_attributes(client_in, loaded, django_assert_max_num_queries):

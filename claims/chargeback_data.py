@@ -148,21 +148,31 @@ def current_holdings(cluster: Cluster, claim_uids: Collection[str] | None = None
             parent_memory = {u: m for chunk in _chunks(wanted) for u, m in gpus.filter(uuid__in=chunk).values_list("uuid", "memory_bytes")}
     out: list[cb.Holding] = []
     skipped = unresolved
+    latest = _latest_credible()
     for r in results:
         c = claims.get(r[0])
         if c is None:
             continue
         dev = devices[r[1]]
         uid, name, namespace, allocated_at, created = c
+        start = allocated_at or created
         h = cb.result_holding(
             cluster.name, namespace, name, uid, dev, consumed.get((r[0], dev.key), ()),
-            parent_memory.get(dev.parent_uuid) if dev.parent_uuid else None, allocated_at or created,
+            parent_memory.get(dev.parent_uuid) if dev.parent_uuid else None,
+            start if start is None or start <= latest else None,  # a time yet to come is no start: the first sighting is
         )  # fmt: skip
         if h is None:
             skipped += 1
         else:
             out.append(h)
     return out, skipped, {d.key: pk for pk, d in devices.items()}
+
+
+def _latest_credible() -> datetime:
+    """The latest time a stored object's timestamp can truly hold: the clock plus an hour of
+    skew. A later one (hand-edited, a skewed clock, ``9999-12-31``) says nothing about when
+    anything happened; taken as a window's end it would empty the report of every cluster."""
+    return timezone.now() + timedelta(hours=1)
 
 
 def _key(claim_uid: str, device: tuple[str, str, str]) -> tuple[str, str, str, str]:
@@ -267,17 +277,25 @@ def as_of(cluster: Cluster) -> datetime:
     """Until when a cluster's data says anything: the clock for a live cluster; for a
     snapshot its latest ledger sighting (the latest time a ledger row was seen held: a closed
     row's ``last_seen``, the cluster's sighting while any row is open), else its newest
-    allocation or creation time."""
+    allocation or creation time that is not yet to come, else the clock."""
+    return _snapshot_moment(cluster) or timezone.now()
+
+
+def _snapshot_moment(cluster: Cluster) -> datetime | None:
+    """``as_of`` of a snapshot cluster whose data holds a time; None for a live cluster or a
+    snapshot without one (no claim, or only times yet to come)."""
     if cluster.source_kind != SourceKind.SNAPSHOT:
-        return timezone.now()
+        return None
     agg = ChargebackHolding.objects.filter(cluster=cluster).aggregate(
         closed=Max("last_seen", filter=Q(end__isnull=False)), open=Max("last_seen", filter=Q(end__isnull=True)))
     seen = [t for t in (agg["closed"], agg["open"] and seen_until(None, agg["open"], ledger_sighting(cluster))) if t]
     if seen:
         return max(seen)
-    agg = ResourceClaim.objects.filter(cluster=cluster).aggregate(a=Max("allocated_at"), c=Max("created"))
+    latest = _latest_credible()
+    agg = ResourceClaim.objects.filter(cluster=cluster).aggregate(
+        a=Max("allocated_at", filter=Q(allocated_at__lte=latest)), c=Max("created", filter=Q(created__lte=latest)))
     found = [t for t in (agg["a"], agg["c"]) if t]
-    return max(found) if found else timezone.now()
+    return max(found) if found else None
 
 
 def cluster_holdings(cluster: Cluster, since: datetime, until: datetime) -> tuple[list[cb.Holding], int, dict[tuple[str, str, str], int]]:
@@ -426,11 +444,13 @@ def parse_moment(text: str | None) -> datetime | None:
 
 def window(clusters: Sequence[Cluster], since_text: str | None, until_text: str | None, preset: str | None) -> tuple[datetime, datetime]:
     """[since, until) from ISO texts or a preset: ``until`` defaults to the clusters' latest
-    ``as_of`` (the clock for live clusters), ``since`` to ``until`` minus the preset
+    ``as_of`` (the clock for live clusters; a snapshot without a time of its own is left out),
+    ``since`` to ``until`` minus the preset
     (default 7 days). Raises ``ValueError`` for unreadable times or an empty window."""
     until = parse_moment(until_text)
     if until is None:
-        moments = [as_of(c) for c in clusters]
+        # A snapshot without a time of its own does not pull the window of the others to today.
+        moments = [m for c in clusters if (m := _snapshot_moment(c) if c.source_kind == SourceKind.SNAPSHOT else timezone.now())]
         until = max(moments) if moments else timezone.now()
     try:
         since = parse_moment(since_text) or until - WINDOWS.get(preset or "", WINDOWS[DEFAULT_WINDOW])

@@ -5,17 +5,18 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Q
 
+from inventory.filters import TextFilter
 from inventory.models import AllocationResult, ClaimState, Cluster, Reservation, ResourceClaim
 
 from .models import Category, Finding, Severity
 
 
 class ClaimFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="Claim, device or pod")
+    q = TextFilter(method="search", label="Claim, device or pod")
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
-    namespace = django_filters.CharFilter(field_name="namespace", lookup_expr="icontains", label="Namespace")
+    namespace = TextFilter(field_name="namespace", lookup_expr="icontains", label="Namespace")
     state = django_filters.ChoiceFilter(choices=ClaimState.choices, label="State")
-    node = django_filters.CharFilter(field_name="node_name", lookup_expr="icontains", label="Node")
+    node = TextFilter(field_name="node_name", lookup_expr="icontains", label="Node")
     sort = django_filters.OrderingFilter(
         fields=(("created", "created"), ("namespace", "namespace"), ("name", "name"), ("state", "state")),
         label="Sort",
@@ -49,7 +50,7 @@ class StuckFilter(django_filters.FilterSet):
     category = django_filters.ChoiceFilter(choices=[(c, c) for c in Category.values], label="Category")
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
     severity = django_filters.ChoiceFilter(choices=Severity.choices, label="Severity")
-    q = django_filters.CharFilter(method="search", label="Object")
+    q = TextFilter(method="search", label="Object")
 
     class Meta:
         model = Finding

@@ -94,7 +94,7 @@ def stuck(request):
     qs = Finding.objects.open().select_related("cluster").defer("evidence")
     f = StuckFilter(request.GET, queryset=qs)
     if fmt := listexport.requested(request):
-        return listexport.response(fmt, "stuck", filtered(f), FINDING_EXPORT)
+        return listexport.refused(f) or listexport.response(fmt, "stuck", filtered(f), FINDING_EXPORT)
     table = FindingTable(filtered(f))
     page = _paginate(request, table)
     findings = list(page.object_list)
@@ -117,7 +117,7 @@ def claim_list(request):
     f = ClaimFilter(params, queryset=qs)
     f.filters.pop("sort", None)  # the column headers sort the page; no second "Sort" field
     if fmt := listexport.requested(request):
-        return listexport.response(fmt, "claims", filtered(f), CLAIM_EXPORT, hook=attach_claim_rows)
+        return listexport.refused(f) or listexport.response(fmt, "claims", filtered(f), CLAIM_EXPORT, hook=attach_claim_rows)
     table = ClaimTable(filtered(f), one_cluster=bool(f.is_valid() and f.form.cleaned_data.get("cluster")))
     page = _paginate(request, table)
     claims = list(page.object_list)

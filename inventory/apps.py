@@ -14,11 +14,13 @@ class InventoryConfig(AppConfig):
 
     def after_sync(self, cluster, read) -> None:
         """Store DCGM values from snapshot scrapes (``*.prom``) on the devices, and the
-        recorded history of its range files (``*.range.json``; a snapshot without them clears
-        what an earlier one recorded)."""
+        recorded history of its range files (``*.range.json``; a snapshot read without them,
+        and without problems, clears what an earlier one recorded)."""
         from .models import SourceKind
 
-        if read.ranges or cluster.source_kind == SourceKind.SNAPSHOT:
+        changes = getattr(read, "changes", None)
+        complete = not read.errors and not (changes is not None and changes.incomplete)
+        if read.ranges or (cluster.source_kind == SourceKind.SNAPSHOT and complete):
             from .telemetry import store_ranges
 
             store_ranges(cluster, read.ranges)

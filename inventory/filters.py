@@ -20,6 +20,17 @@ from .models import (
 )
 
 ANY_YES_NO = (("", "Any"), ("true", "Yes"), ("false", "No"))
+# The longest text a search box takes: a namespace/name (63 + 1 + 253) with room to spare. A
+# longer one names nothing, and SQLite refuses a LIKE pattern past 50,000 bytes.
+MAX_TERM = 400
+
+
+class TextFilter(django_filters.CharFilter):
+    """A text filter whose value is at most ``MAX_TERM`` characters (a longer one is a form error)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("max_length", MAX_TERM)
+        super().__init__(*args, **kwargs)
 
 
 def device_uuid_q(value: str) -> Q:
@@ -41,10 +52,10 @@ def filtered(f: django_filters.FilterSet):
 
 
 class NodeFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="Search")
+    q = TextFilter(method="search", label="Search")
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
-    product = django_filters.CharFilter(field_name="gpu_product", lookup_expr="icontains", label="GPU product")
-    driver = django_filters.CharFilter(method="by_driver", label="Driver")
+    product = TextFilter(field_name="gpu_product", lookup_expr="icontains", label="GPU product")
+    driver = TextFilter(method="by_driver", label="Driver")
     min_free = IntegerFilter(method="by_free_gpus", label="Free whole GPUs ≥ (Ready, schedulable)")
     problems = django_filters.BooleanFilter(method="with_problems", label="Only problems", widget=forms.Select(choices=ANY_YES_NO))
 
@@ -73,13 +84,13 @@ class NodeFilter(django_filters.FilterSet):
 
 
 class DeviceFilter(django_filters.FilterSet):
-    q = django_filters.CharFilter(method="search", label="UUID, profile, pod, claim or namespace")
+    q = TextFilter(method="search", label="UUID, profile, pod, claim or namespace")
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
     type = django_filters.ChoiceFilter(choices=DeviceType.choices, label="Type")
-    driver = django_filters.CharFilter(field_name="driver", lookup_expr="icontains", label="Driver")
-    profile = django_filters.CharFilter(field_name="profile", lookup_expr="icontains", label="MIG profile")
+    driver = TextFilter(field_name="driver", lookup_expr="icontains", label="Driver")
+    profile = TextFilter(field_name="profile", lookup_expr="icontains", label="MIG profile")
     allocated = django_filters.BooleanFilter(method="by_allocated", label="Allocated", widget=forms.Select(choices=ANY_YES_NO))
-    slice = django_filters.CharFilter(field_name="slice__name", lookup_expr="icontains", label="ResourceSlice")
+    slice = TextFilter(field_name="slice__name", lookup_expr="icontains", label="ResourceSlice")
 
     class Meta:
         model = Device
@@ -113,7 +124,7 @@ class DeviceFilter(django_filters.FilterSet):
 
 class DeviceClassFilter(django_filters.FilterSet):
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
-    name = django_filters.CharFilter(field_name="name", lookup_expr="icontains", label="Name")
+    name = TextFilter(field_name="name", lookup_expr="icontains", label="Name")
 
     class Meta:
         model = DeviceClass
@@ -122,9 +133,9 @@ class DeviceClassFilter(django_filters.FilterSet):
 
 class ResourceSliceFilter(django_filters.FilterSet):
     cluster = django_filters.ModelChoiceFilter(queryset=Cluster.objects.all(), to_field_name="name", label="Cluster")
-    driver = django_filters.CharFilter(field_name="driver", lookup_expr="icontains", label="Driver")
-    pool = django_filters.CharFilter(field_name="pool", lookup_expr="icontains", label="Pool")
-    node = django_filters.CharFilter(field_name="node_name", lookup_expr="icontains", label="Node")
+    driver = TextFilter(field_name="driver", lookup_expr="icontains", label="Driver")
+    pool = TextFilter(field_name="pool", lookup_expr="icontains", label="Pool")
+    node = TextFilter(field_name="node_name", lookup_expr="icontains", label="Node")
 
     class Meta:
         model = ResourceSlice

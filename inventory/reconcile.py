@@ -735,6 +735,8 @@ class Reconcile:
                 gone = [pk for pk in gone if pk not in kept]
             if kind == "ResourceSlice":
                 self._take_over(set(gone))
+                # Their devices go with them (a cascade): counted, so the run says so.
+                self.counts["Device"].deleted += sum(Device.objects.filter(slice_id__in=c).count() for c in _chunks(gone))
             self.writer.delete(st.model, gone)
             for pk in gone:
                 stored.pop(gone_uids[pk], None)

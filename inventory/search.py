@@ -25,7 +25,7 @@ from urllib.parse import urlencode
 from django.db.models import Q, QuerySet
 from django.urls import NoReverseMatch, reverse
 
-from .filters import device_uuid_q
+from .filters import MAX_TERM, device_uuid_q
 from .models import Device, Node, Pod, ResourceClaim
 
 LIMIT = 20
@@ -73,6 +73,11 @@ class Group:
 class SearchResult:
     term: Term
     groups: list[Group]
+
+    @property
+    def too_long(self) -> bool:
+        """Longer than any name a search can match (``filters.MAX_TERM``): not looked up."""
+        return len(self.term.text) > MAX_TERM
 
     @property
     def total(self) -> int:
@@ -129,7 +134,7 @@ def search(raw: str, limit: int = LIMIT) -> SearchResult:
         Group("node", "Nodes", "node names"),
     ]
     result = SearchResult(term, groups)
-    if not term.text:
+    if not term.text or result.too_long:
         return result
     device, claim, pod, node = groups
     _fill(device, Device.objects.filter(device_uuid_q(term.text) | Q(profile__icontains=term.text))

@@ -308,9 +308,9 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
             # The hooks read what they need from the database: let the parsed payload go first,
             # so a whole-cluster analysis does not hold two copies of the fleet at once.
             read.objects = []
-            changed = bool(errors) or any(
-                c.get(k) for c in counts.values() for k in ("created", "updated", "deleted")
-            )
+            # A read with problems that wrote nothing changed nothing: the analyses' results stand
+            # (diagnosed again, a snapshot file without its scrapes would resolve their findings).
+            changed = any(c.get(k) for c in counts.values() for k in ("created", "updated", "deleted"))
             read.changed = changed
             failed_analyses = (after_read(cluster, read) if after_read is not None else None) or []
             # With the model the analyses made (a sync without them leaves the device-row counts).

@@ -51,7 +51,7 @@ def node_list(request):
     qs = Node.objects.select_related("cluster").defer("raw")
     f = NodeFilter(request.GET, queryset=qs)
     if fmt := listexport.requested(request):
-        return listexport.response(fmt, "nodes", filtered(f).order_by("cluster__name", "name", "pk"), NODE_EXPORT)
+        return listexport.refused(f) or listexport.response(fmt, "nodes", filtered(f).order_by("cluster__name", "name", "pk"), NODE_EXPORT)
     table = NodeTable(filtered(f))
     BoundedRequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
     return render(request, partial_template(request, "inventory/node_list.html", "table"), {"filter": f, "table": table})
@@ -101,7 +101,7 @@ def device_list(request):
     f = DeviceFilter(request.GET, queryset=qs)
     ordered = filtered(f).order_by("cluster__name", "node_name", "driver", "name", "pk")
     if fmt := listexport.requested(request):
-        return listexport.response(fmt, "devices", ordered, DEVICE_EXPORT, hook=lambda rows: queries.attach_holders(None, rows))
+        return listexport.refused(f) or listexport.response(fmt, "devices", ordered, DEVICE_EXPORT, hook=lambda rows: queries.attach_holders(None, rows))
     table = DeviceTable(ordered)
     BoundedRequestConfig(request, paginate={"per_page": PAGE_SIZE}).configure(table)
     devices = [row.record for row in table.page.object_list]
@@ -147,7 +147,7 @@ def search_page(request):
     only = result.single()
     if only is not None:
         return redirect(only.url)
-    return render(request, "inventory/search.html", {"result": result})
+    return render(request, "inventory/search.html", {"result": result, "max_term": search.MAX_TERM})
 
 
 def api_token(request):

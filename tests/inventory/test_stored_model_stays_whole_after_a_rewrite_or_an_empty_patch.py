@@ -52,8 +52,10 @@ def test_a_read_with_problems_and_no_change_keeps_the_stored_model_current(tmp_p
     done = _spy(monkeypatch)
     run = sync_cluster(cluster, SnapshotSource(path), after_read=None)
     assert run.status == "partial" and run.errors
-    assert done == ["patched"]
+    before = cluster.data_changed_at
+    assert done == []  # it wrote nothing, so the cluster's state and its chunks did not move
     cluster.refresh_from_db()
+    assert cluster.data_changed_at == before
     assert stored_model.load(cluster.pk, cluster.data_changed_at) is not None
 
 

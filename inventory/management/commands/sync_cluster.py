@@ -69,16 +69,25 @@ class Command(BaseCommand):
             raise CommandError(f"cluster {slug!r} already syncs from {existing.source_kind} "
                                f"{existing.snapshot_path or existing.kubeconfig_path or ''}".rstrip()
                                + f"; give --cluster NAME for a cluster of its own (or --cluster {slug} to replace its source)")
-        cluster, _ = Cluster.objects.get_or_create(name=slug, defaults={"source_kind": kind, **fields})
-        if fields:
-            for k, v in {"source_kind": kind, **fields}.items():
-                setattr(cluster, k, v)
-            cluster.save()
+        cluster, created = Cluster.objects.get_or_create(name=slug, defaults={"source_kind": kind, **fields})
+        # The source this run reads, kept as the cluster's (what Sync now and the schedule read)
+        # only once a run read objects from it: a mistyped or broken file must not replace a
+        # working source.
+        fields = {"source_kind": kind, **fields} if fields else {}
+        for k, v in fields.items():
+            setattr(cluster, k, v)
         try:
             with one_sync():  # this process ends after it: nothing is kept for a next sync
                 run = run_sync(cluster)
         except SourceError as exc:
+            if created:
+                cluster.delete()
             raise CommandError(str(exc)) from exc
+        read_objects = any(k != "skipped" and c.get("seen") for k, c in run.counts.items())
+        if created and run.status == SyncStatus.FAILED:
+            cluster.delete()  # nothing stored: no empty cluster left behind in every list
+        elif fields and read_objects:
+            Cluster.objects.filter(pk=cluster.pk).update(**fields)
         self.stdout.write(f"cluster {cluster.name}: {run.status} in {run.duration_ms} ms from {run.source}")
         for kind_name, c in sorted(run.counts.items()):
             if kind_name == "skipped":
@@ -89,8 +98,9 @@ class Command(BaseCommand):
                     f"  {kind_name:<22} seen={c['seen']} created={c['created']} updated={c['updated']} "
                     f"deleted={c['deleted']} unchanged={c['unchanged']}"
                 )
-        if run.status != SyncStatus.FAILED and not any(k != "skipped" and c.get("seen") for k, c in run.counts.items()):
-            self.stdout.write("  no Kubernetes objects were read: the stored inventory is unchanged")
+        if run.status != SyncStatus.FAILED and not read_objects:
+            self.stdout.write("  no Kubernetes objects were read: the stored inventory is unchanged"
+                              + ("" if created or not fields else ", and the cluster keeps its source"))
         for e in run.errors[:20]:
             self.stderr.write(f"  problem: {e}")
         if run.status == SyncStatus.FAILED:

@@ -1,0 +1,80 @@
+"""A sync whose read yields no object (a file of an unknown API version, a slice without its
+spec, a file that is not YAML) changes nothing: no analysis runs again, so no finding is
+resolved for want of the scrapes that file did not carry, the recorded DCGM history stays,
+and the cluster keeps the source it syncs from (Sync now and the schedule read that)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from claims.models import Finding
+from inventory.models import Cluster, RecordedSeries, SyncRun, SyncStatus
+from tests.conftest import CASES
+from tests.telemetry.pagedata import h200_range_answer, h200_slice_folder
+
+pytestmark = pytest.mark.django_db
+
+CASE = CASES / "dcgm-exporter-no-pod-labels-on-dra-node" / "snapshot"
+UNKNOWN_VERSION = {"apiVersion": "resource.k8s.io/v9", "kind": "ResourceSlice",
+                   "metadata": {"name": "n1-gpu", "uid": "0b1c"}, "spec": {"driver": "gpu.nvidia.com"}}
+
+
+def _open_findings(name):
+    return set(Finding.objects.filter(cluster__name=name, resolved_at__isnull=True).values_list("category", "pk"))
+
+
+@pytest.mark.parametrize("bad", ["v9.json", "garbage.yaml"])
+def test_a_read_of_nothing_keeps_findings_and_source(tmp_path, bad):
+    folder = tmp_path / "case"
+    shutil.copytree(CASE, folder)
+    call_command("sync_cluster", "--snapshot", str(folder), "--cluster", "dcgm")
+    before = _open_findings("dcgm")
+    assert "metrics_pod_attribution_missing" in {c for c, _ in before}
+    path = tmp_path / bad
+    path.write_text(json.dumps(UNKNOWN_VERSION) if bad.endswith(".json") else "kind: [unclosed\n  - {")
+
+    with pytest.raises(CommandError):
+        call_command("sync_cluster", "--snapshot", str(path), "--cluster", "dcgm")
+    run = SyncRun.objects.filter(cluster__name="dcgm").latest("pk")
+    assert run.status in (SyncStatus.PARTIAL, SyncStatus.FAILED) and str(path) in run.source
+    assert _open_findings("dcgm") == before
+    assert Cluster.objects.get(name="dcgm").snapshot_path == str(folder)
+
+
+def test_a_read_of_nothing_keeps_the_recorded_history(tmp_path):
+    folder = h200_slice_folder(tmp_path / "h200")
+    (folder / "h200-history.range.json").write_text(json.dumps(h200_range_answer()))
+    call_command("sync_cluster", "--snapshot", str(folder), "--cluster", "h200")
+    kept = RecordedSeries.objects.filter(cluster__name="h200").count()
+    assert kept
+    (tmp_path / "v9.json").write_text(json.dumps(UNKNOWN_VERSION))
+    with pytest.raises(CommandError):
+        call_command("sync_cluster", "--snapshot", str(tmp_path / "v9.json"), "--cluster", "h200")
+    assert RecordedSeries.objects.filter(cluster__name="h200").count() == kept
+
+
+def test_a_first_sync_that_fails_leaves_no_cluster(tmp_path):
+    bad = tmp_path / "garbage.yaml"
+    bad.write_text("kind: [unclosed\n  - {")
+    with pytest.raises(CommandError, match="invalid YAML"):
+        call_command("sync_cluster", "--snapshot", str(bad), "--cluster", "bad")
+    assert not Cluster.objects.filter(name="bad").exists()
+
+
+def test_devices_deleted_with_their_slices_are_counted(sync_snapshot):
+    """A snapshot of other slices replacing the cluster's: the devices of the slices deleted
+    go with them, and the run's counts say how many."""
+    from inventory.models import Device
+    from tests.conftest import H100_SLICES, VKS_SLICES
+
+    sync_snapshot(H100_SLICES, "swap")
+    before = Device.objects.filter(cluster__name="swap").count()
+    run = sync_snapshot(VKS_SLICES, "swap")
+    after = Device.objects.filter(cluster__name="swap").count()
+    assert run.status == SyncStatus.OK and run.counts["ResourceSlice"]["deleted"] > 0
+    assert run.counts["Device"]["deleted"] == before and run.counts["Device"]["created"] == after

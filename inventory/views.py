@@ -6,6 +6,7 @@ htmx requests (``page.html#partial``) and the full page otherwise.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.vary import vary_on_headers
@@ -40,6 +41,9 @@ def overview(request, cluster_name: str | None = None):
     # Under dynamic MIG a GPU with a placement held is no free device, though more placements
     # may fit on it: said under the card, so it does not contradict the MIG table.
     ctx["dynamic_mig_free"] = sum(p["free"] for p in ctx.get("profiles") or () if p.get("placements"))
+    # Without a broker (the embedded default) no worker or beat runs: nothing syncs on a schedule.
+    ctx["scheduled"] = bool(settings.CELERY_BROKER_URL)
+    ctx["plugin_gpus"] = queries.device_plugin_gpu_total(cluster)
     # ?part=syncs: the recent runs alone, which the page fetches again once "Sync now" ran.
     part = "syncs" if cluster is not None and request.GET.get("part") == "syncs" else "summary"
     return render_live(request, "inventory/overview.html", part, ctx)

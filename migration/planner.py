@@ -107,9 +107,11 @@ class MigrationPlan:
 
 
 def migration_steps(
-    recs: Sequence[KubeRecord], server_version: str | None, workloads: list[Workload], plans: list[WorkloadPlan]
+    recs: Sequence[KubeRecord], server_version: str | None, workloads: list[Workload], plans: list[WorkloadPlan],
+    target_version: str = "1.36",
 ) -> list[Step]:
-    """The five steps of the domain brief, each with a status read from the cluster.
+    """The five steps of the domain brief, each with a status read from the cluster (the new
+    cluster's step on ``target_version``).
 
     ``recs``: the cluster's records. ``workloads``: top-level GPU workloads plus one GPU pod
     per controller missing from the objects (so pod-only snapshots still count). ``plans``:
@@ -122,8 +124,9 @@ def migration_steps(
     branches = sorted({n.labels["nvidia.com/cuda.driver-version.major"] for n in nodes if n.labels.get("nvidia.com/cuda.driver-version.major")})
     steps = []
 
-    new_cluster = server is not None and server[:2] >= (1, 36) and gcs and not has_cp
-    steps.append(Step(1, "new_cluster", "New cluster on Kubernetes 1.36/1.37, GPU nodes on the old driver branch",
+    target = parse_version(target_version) or (1, 36)
+    new_cluster = server is not None and server[:2] >= target[:2] and gcs and not has_cp
+    steps.append(Step(1, "new_cluster", f"New cluster on Kubernetes {target_version}, GPU nodes on the old driver branch",
                       STEP_DONE if new_cluster else STEP_TODO,
                       (f"server {server_version or 'unknown'}; GPU nodes on driver branch "
                        f"{', '.join('R' + x for x in branches) or 'unknown'}")))
@@ -356,6 +359,6 @@ def plan_records(
         bundles=bundles_by_namespace(generated, {"claim_template", "workload"}, schema),
         stopgap_bundles=bundles_by_namespace(generated, {"stopgap_workload", "stopgap_deviceclass"}, schema),
         findings=tuple(findings),
-        steps=tuple(migration_steps(recs, server_version, workloads + orphans, plans)),
+        steps=tuple(migration_steps(recs, server_version, workloads + orphans, plans, target_version)),
         errors=tuple(errors),
     )

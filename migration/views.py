@@ -95,11 +95,11 @@ def _status(value: str | None) -> dict[str, str]:
 
 class AttestationForm(forms.ModelForm):
     evidence_url = forms.URLField(max_length=1000, assume_scheme="https")
+    note = forms.CharField(required=False, max_length=500, widget=forms.TextInput(attrs={"placeholder": "what the link shows"}))
 
     class Meta:
         model = Attestation
         fields = ["item_id", "evidence_url", "note"]
-        widgets = {"note": forms.TextInput(attrs={"placeholder": "what the link shows"})}
 
 
 # --- readiness --------------------------------------------------------------------------------
@@ -213,6 +213,10 @@ def attest(request, cluster_name: str):
         raise PermissionDenied("only operators may attest readiness items")
     form = AttestationForm(request.POST)
     if not form.is_valid():
+        # Shown again cut to what the fields take: a pasted document is not echoed whole.
+        form.data = request.POST.copy()
+        for name in ("note", "evidence_url"):
+            form.data[name] = form.data.get(name, "")[:form.fields[name].max_length]
         ctx = _readiness_context(request, cluster)
         ctx.update({"clusters": list(Cluster.objects.only("name").order_by("name")), "form": form})
         return render(request, "migration/readiness.html", ctx, status=400)

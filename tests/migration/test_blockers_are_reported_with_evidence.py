@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from migration_fixtures import device_plugin_cluster, find, load
 
 from migration.planner import plan_migration
@@ -41,6 +42,18 @@ def test_cluster_policy_naming_a_missing_plugin_config_is_a_warning():
 
 def test_kubernetes_below_1_34_is_a_blocker():
     assert _codes(device_plugin_cluster(), server="v1.33.5")["kubernetes_too_old"].severity == "blocker"
+
+
+@pytest.mark.parametrize("target", ["1.34", "1.35", "1.36", "1.37"])
+def test_the_new_cluster_is_named_on_the_plans_target(target):
+    """A plan made for a 1.34 cluster does not tell the reader to build one on 1.36 or 1.37."""
+    plan = plan_migration(device_plugin_cluster(), "v1.33.5", target)
+    too_old = next(f for f in plan.findings if f.code == "kubernetes_too_old")
+    assert f"new cluster on Kubernetes {target} (this plan's target" in too_old.reason
+    assert ("enabled by hand" in too_old.reason) == (target < "1.36")
+    step = next(s for s in plan.steps if s.id == "new_cluster")
+    assert step.title == f"New cluster on Kubernetes {target}, GPU nodes on the old driver branch"
+    assert "1.36/1.37" not in step.title and "1.36 or 1.37" not in too_old.reason
 
 
 def test_1_35_gates_are_read_from_static_pods():

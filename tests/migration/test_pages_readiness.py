@@ -94,6 +94,11 @@ def test_invalid_attestation_is_refused_with_the_form_errors(client_operator, le
     resp = client_operator.post(_attest_url(legacy), {"item_id": "no_such_item", "evidence_url": "not a url"})
     assert resp.status_code == 400 and Attestation.objects.count() == 0
     assert resp.context["form"].errors.keys() >= {"item_id", "evidence_url"}
+    # A note is a line, not a document: 100,000 characters are refused, not rendered whole.
+    resp = client_operator.post(_attest_url(legacy), {"item_id": "evidence", "evidence_url": "https://x.example.com/",
+                                                      "note": "n" * 100_000})
+    assert resp.status_code == 400 and Attestation.objects.count() == 0
+    assert "note" in resp.context["form"].errors and len(resp.content) < 100_000
 
 
 def test_attestation_expiry_is_shown(client_in, legacy, settings):

@@ -20,11 +20,12 @@ import logging
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from itertools import chain
 from typing import Any
 
 from django.conf import settings
 from django.db.models import F, Max, Q, TextField
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
 
 from inventory.bulk import insert_rows
@@ -91,9 +92,10 @@ def _consumed_by_result(cluster: Cluster, pks: Collection[int] | None = None) ->
     return out
 
 
-def current_holdings(cluster: Cluster, claim_uids: Collection[str] | None = None) -> tuple[list[cb.Holding], int, dict[tuple[str, str, str], int]]:
-    """What the claims stored now hold (start = ``allocated_at``, else creation; end None);
-    only the claims of ``claim_uids`` (``ResourceClaim.uid``) when given, else all.
+def current_holdings(cluster: Cluster, claim_uids: Collection[str] | None = None,
+                     end: datetime | None = None) -> tuple[list[cb.Holding], int, dict[tuple[str, str, str], int]]:
+    """What the claims stored now hold (start = ``allocated_at``, else creation; ``end``, None:
+    still held); only the claims of ``claim_uids`` (``ResourceClaim.uid``) when given, else all.
 
     Returns (holdings, allocation results not counted, device key -> ``Device`` pk). At most
     six queries for all claims, however many (per 500 claims of ``claim_uids``): held
@@ -103,7 +105,7 @@ def current_holdings(cluster: Cluster, claim_uids: Collection[str] | None = None
     """
     if claim_uids is None:
         held_claims = ResourceClaim.objects.filter(cluster=cluster, state__in=HELD_STATES)
-        claims = {pk: rest for pk, *rest in held_claims.values_list("pk", "uid", "name", "namespace", "allocated_at", "created")}
+        claims = {pk: rest for pk, *rest in held_claims.values_list("pk", "uid", "name", "namespace", _START)}
         # The cluster's results, kept when their claim is held. Not joined to the claims: right
         # after a large first sync the planner's statistics still say "a few rows" and it
         # crossed two indexes once per claim (2.5 s for 7,500 results on PostgreSQL).
@@ -117,7 +119,7 @@ def current_holdings(cluster: Cluster, claim_uids: Collection[str] | None = None
         claims = {
             pk: rest for chunk in _chunks(claim_uids)
             for pk, state, *rest in ResourceClaim.objects.filter(cluster=cluster, uid__in=chunk).order_by()
-            .values_list("pk", "state", "uid", "name", "namespace", "allocated_at", "created") if state in HELD_STATES
+            .values_list("pk", "state", "uid", "name", "namespace", _START) if state in HELD_STATES
         }  # fmt: skip
         results, unresolved = [], 0
         for chunk in _chunks(claims):
@@ -154,12 +156,12 @@ def current_holdings(cluster: Cluster, claim_uids: Collection[str] | None = None
         if c is None:
             continue
         dev = devices[r[1]]
-        uid, name, namespace, allocated_at, created = c
-        start = allocated_at or created
+        uid, name, namespace, start = c
         h = cb.result_holding(
             cluster.name, namespace, name, uid, dev, consumed.get((r[0], dev.key), ()),
             parent_memory.get(dev.parent_uuid) if dev.parent_uuid else None,
             start if start is None or start <= latest else None,  # a time yet to come is no start: the first sighting is
+            end,
         )  # fmt: skip
         if h is None:
             skipped += 1
@@ -173,6 +175,10 @@ def _latest_credible() -> datetime:
     skew. A later one (hand-edited, a skewed clock, ``9999-12-31``) says nothing about when
     anything happened; taken as a window's end it would empty the report of every cluster."""
     return timezone.now() + timedelta(hours=1)
+
+
+# A holding's start: its claim's allocation, else its creation (one timestamp per claim read).
+_START = Coalesce("allocated_at", "created")
 
 
 def _key(claim_uid: str, device: tuple[str, str, str]) -> tuple[str, str, str, str]:
@@ -304,20 +310,24 @@ def cluster_holdings(cluster: Cluster, since: datetime, until: datetime) -> tupl
     which open rows were held) and what claims hold now
     (start from ``allocated_at``, else the ledger's first sighting; a snapshot cluster's end
     at its snapshot time)."""
-    held, skipped, pks = current_holdings(cluster)
-    # Open rows whatever their start (they give a held claim its first sighting), ended
-    # ones when they overlap the window.
-    rows = ChargebackHolding.objects.filter(cluster=cluster).filter(
-        Q(end__isnull=True) | (Q(end__gt=since) & (Q(start__isnull=True) | Q(start__lt=until))))
-    current = {_key(h.claim_uid, h.device): h for h in held}
-    first_seen: dict[tuple[str, str, str, str], datetime] = {}
     snapshot_end = as_of(cluster) if cluster.source_kind == SourceKind.SNAPSHOT else None
+    held, skipped, pks = current_holdings(cluster, end=snapshot_end)
+    current = {_key(h.claim_uid, h.device): h for h in held}
+    # The open rows of what claims hold now add only a first sighting, to a holding without a
+    # start: their keys alone are read for the others (at 5,000 nodes, 37,000 rows whose
+    # timestamps were parsed for nothing).
+    open_rows = ChargebackHolding.objects.filter(cluster=cluster, end__isnull=True)
+    wanted = [pk for pk, *key in open_rows.values_list("pk", "claim_uid", "driver", "pool", "device_name")
+              if (h := current.get(_key(key[0], tuple(key[1:])))) is None or h.start is None]  # type: ignore[arg-type]
+    ended = ChargebackHolding.objects.filter(cluster=cluster, end__gt=since).filter(Q(start__isnull=True) | Q(start__lt=until))
+    fields = ("claim_uid", "namespace", "claim_name", "driver", "pool", "device_name", "product", "kind", "share",
+              "start", "last_seen", "end")
+    rows = chain(ended.values_list(*fields),
+                 *(open_rows.filter(pk__in=chunk).values_list(*fields) for chunk in _chunks(wanted)))
+    first_seen: dict[tuple[str, str, str, str], datetime] = {}
     sighting = ledger_sighting(cluster)
     out: list[cb.Holding] = []
-    for uid, ns, name, driver, pool, dev, product, kind, share, start, last_seen, end in rows.values_list(
-        "claim_uid", "namespace", "claim_name", "driver", "pool", "device_name", "product", "kind",
-        "share", "start", "last_seen", "end",
-    ):  # fmt: skip
+    for uid, ns, name, driver, pool, dev, product, kind, share, start, last_seen, end in rows:
         key = _key(uid, (driver, pool, dev))
         if end is None and key in current:
             if start:
@@ -328,8 +338,8 @@ def cluster_holdings(cluster: Cluster, since: datetime, until: datetime) -> tupl
             product=product or cb.UNKNOWN_PRODUCT, kind=kind, share=share, start=start,
             end=end or seen_until(end, last_seen, sighting),
         ))  # fmt: skip
-    for key, h in current.items():
-        out.append(replace(h, start=h.start or first_seen.get(key), end=snapshot_end))
+    out.extend(replace(h, start=first_seen[key]) if h.start is None and key in first_seen else h
+               for key, h in current.items())
     return out, skipped, pks
 
 

@@ -132,6 +132,8 @@ class Node(KubeObjectBase):
     free_gpu_count = models.PositiveIntegerField(
         default=0, help_text="GPUs published whole with nothing allocated on them or on a device carved from them")
     device_count = models.PositiveIntegerField(default=0, help_text="devices of all drivers")
+    plugin_gpu_count = models.PositiveIntegerField(
+        default=0, help_text="nvidia.com/gpu the NVIDIA device plugin advertises (status.allocatable)")
 
     class Meta:
         ordering = ["name"]

@@ -23,22 +23,13 @@ def scoped(qs: QuerySet, cluster: Cluster | None) -> QuerySet:
     return qs.filter(cluster=cluster) if cluster else qs
 
 
-def device_plugin_gpu_total(cluster: Cluster | None) -> int:
-    """GPUs that nodes publishing none through DRA advertise through the NVIDIA device plugin
-    (GPU feature discovery's ``nvidia.com/gpu.count`` label): what a cluster still on the
-    device plugin holds, which the DRA counts leave out. One query, over such nodes only."""
-    nodes = scoped(Node.objects.filter(gpu_count=0, labels__has_key="nvidia.com/gpu.count"), cluster)
-    counts = (n.get("nvidia.com/gpu.count") for n in nodes.values_list("labels", flat=True) if isinstance(n, dict))
-    return sum(int(c) for c in counts if isinstance(c, str) and c.isdecimal() and len(c) < 6)
-
-
 def cluster_rows() -> list[dict[str, Any]]:
     """One row per cluster with node/GPU/MIG/allocated/free totals (2 queries)."""
     sums = {
         r["cluster"]: r
         for r in Node.objects.values("cluster").annotate(
             nodes=Count("pk"), gpus=Sum("gpu_count"), migs=Sum("mig_count"),
-            allocated=Sum("allocated_count"), free=Sum("free_count"),
+            allocated=Sum("allocated_count"), free=Sum("free_count"), plugin_gpus=Sum("plugin_gpu_count"),
             not_ready=Count("pk", filter=Q(ready=False) | Q(unschedulable=True)),
             unknown=Count("pk", filter=Q(from_slices=True)),  # no Node object read: status unknown
             # Snapshots carry no server version: the kubelet versions the nodes report stand in.
@@ -52,7 +43,7 @@ def cluster_rows() -> list[dict[str, Any]]:
         lo, hi = s.get("kubelet_min") or "", s.get("kubelet_max") or ""
         rows.append({
             "cluster": c, "kubelets": lo if lo == hi else f"{lo} to {hi}",
-            **{k: s.get(k) or 0 for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown")},
+            **{k: s.get(k) or 0 for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown", "plugin_gpus")},
         })  # fmt: skip
     return rows
 

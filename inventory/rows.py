@@ -9,6 +9,7 @@ parsed here, once); the raw object itself is only stored: ``raw`` is its own com
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -47,7 +48,15 @@ def node_fields(obj: dict[str, Any], text: str | None, n: records.Node) -> dict[
         "ready": n.ready is not False,  # a node reporting no Ready condition is not shown as down
         "kubelet_version": n.kubelet_version or "",
         "gpu_product": n.labels.get(PRODUCT_LABEL, ""),
+        "plugin_gpu_count": plugin_gpus(n.allocatable),
     }
+
+
+def plugin_gpus(allocatable: Mapping[str, str]) -> int:
+    """The ``nvidia.com/gpu`` a node's ``status.allocatable`` holds (the device plugin's
+    GPUs), 0 when it holds none or no whole number."""
+    value = str(allocatable.get("nvidia.com/gpu", ""))
+    return int(value) if value.isdecimal() and len(value) < 7 else 0
 
 
 def device_class_fields(obj: dict[str, Any], text: str | None, dc: records.DeviceClass) -> dict[str, Any]:

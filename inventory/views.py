@@ -26,7 +26,7 @@ def overview(request, cluster_name: str | None = None):
     cluster = get_object_or_404(Cluster, name=cluster_name) if cluster_name else None
     clusters = queries.with_dra_counts(queries.cluster_rows())
     shown = [r for r in clusters if cluster is None or r["cluster"] == cluster]
-    totals = {k: sum(r.get(k, 0) for r in shown) for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown")}
+    totals = {k: sum(r.get(k, 0) for r in shown) for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown", "plugin_gpus")}
     problem_nodes = queries.scoped(Node.objects.select_related("cluster"), cluster).filter(
         Q(ready=False) | Q(unschedulable=True)
     )[:10]
@@ -43,7 +43,6 @@ def overview(request, cluster_name: str | None = None):
     ctx["dynamic_mig_free"] = sum(p["free"] for p in ctx.get("profiles") or () if p.get("placements"))
     # Without a broker (the embedded default) no worker or beat runs: nothing syncs on a schedule.
     ctx["scheduled"] = bool(settings.CELERY_BROKER_URL)
-    ctx["plugin_gpus"] = queries.device_plugin_gpu_total(cluster)
     # ?part=syncs: the recent runs alone, which the page fetches again once "Sync now" ran.
     part = "syncs" if cluster is not None and request.GET.get("part") == "syncs" else "summary"
     return render_live(request, "inventory/overview.html", part, ctx)

@@ -24,23 +24,33 @@ def test_the_overview_says_whether_a_schedule_runs(client_in, sync_snapshot, set
     assert ("sync every" in body) == bool(broker)
 
 
-def test_gpus_on_the_device_plugin_are_counted_beside_the_dra_ones(client_in, tmp_path):
+def test_gpus_on_the_device_plugin_are_counted_beside_the_dra_ones(client_in, tmp_path, sync_snapshot, settings):
     """The demo's legacy cluster runs the device plugin: its GPUs are in no ResourceSlice, so
-    the DRA count is 0, and the card says how many the plugin's nodes advertise (the node list
-    shows the same numbers per node)."""
+    the DRA count is 0, and the card says how many its nodes' ``status.allocatable`` holds. The
+    DRA cluster's nodes whose driver fails (no slice, an empty pool) keep the GPU feature
+    discovery label ``nvidia.com/gpu.count`` but advertise no ``nvidia.com/gpu``: not counted."""
     from io import StringIO
 
     from django.core.management import call_command
 
-    from inventory.models import Node
-    from inventory.object_views import device_plugin_gpus
+    from inventory.models import Cluster, Node
 
     call_command("load_demo", "--out-dir", str(tmp_path), "--no-user", stdout=StringIO())
-    plugin = [n for n in Node.objects.filter(gpu_count=0) if device_plugin_gpus(n)]
-    assert plugin, "the demo has device-plugin nodes"
-    name = plugin[0].cluster.name
-    want = sum(device_plugin_gpus(n) for n in plugin if n.cluster.name == name)
-    body = client_in.get(reverse("inventory:cluster", args=[name])).content.decode()
-    assert f"{want} on the device plugin" in body and "Physical GPUs (DRA)" in body
+    sync_snapshot(settings.BASE_DIR / "demo" / "migration" / "legacy-dp", "legacy-dp")
+
+    def allocatable(n):
+        return int(((n.raw.get("status") or {}).get("allocatable") or {}).get("nvidia.com/gpu", 0))
+
+    by_cluster = {c.name: sum(allocatable(n) for n in Node.objects.filter(cluster=c)) for c in Cluster.objects.all()}
+    plugin = [name for name, n in by_cluster.items() if n]
+    assert plugin, "the demo has a cluster on the device plugin"
+    for name in plugin:
+        body = client_in.get(reverse("inventory:cluster", args=[name])).content.decode()
+        assert f"{by_cluster[name]} on the device plugin" in body and "Physical GPUs (DRA)" in body
+    labelled = {n.cluster.name for n in Node.objects.filter(gpu_count=0, labels__has_key="nvidia.com/gpu.count")
+                if not allocatable(n)}
+    assert labelled - set(plugin), "the demo has DRA nodes with the GPU label and no slice"
+    for name in labelled - set(plugin):
+        assert "on the device plugin" not in client_in.get(reverse("inventory:cluster", args=[name])).content.decode()
     body = client_in.get(reverse("inventory:overview")).content.decode()
-    assert f"{sum(device_plugin_gpus(n) for n in plugin)} on the device plugin" in body
+    assert f"{sum(by_cluster.values())} on the device plugin" in body

@@ -78,3 +78,27 @@ def test_devices_deleted_with_their_slices_are_counted(sync_snapshot):
     after = Device.objects.filter(cluster__name="swap").count()
     assert run.status == SyncStatus.OK and run.counts["ResourceSlice"]["deleted"] > 0
     assert run.counts["Device"]["deleted"] == before and run.counts["Device"]["created"] == after
+
+
+def test_a_clean_read_keeps_its_source_even_when_it_saw_nothing_new(tmp_path):
+    """A read with no problems is the cluster's source from then on: a snapshot of one empty
+    typed list (kubectl's output once the last claim is gone) deletes the stored claims and
+    is what the schedule reads next, not the folder before it."""
+    shutil.copytree(CASE, tmp_path / "case")
+    call_command("sync_cluster", "--snapshot", str(tmp_path / "case"), "--cluster", "dcgm")
+    empty = tmp_path / "claims.json"
+    empty.write_text(json.dumps({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimList", "items": []}))
+    call_command("sync_cluster", "--snapshot", str(empty), "--cluster", "dcgm")
+    run = SyncRun.objects.filter(cluster__name="dcgm").latest("pk")
+    assert run.status == SyncStatus.OK and run.counts["ResourceClaim"]["deleted"] >= 1
+    assert Cluster.objects.get(name="dcgm").snapshot_path == str(empty)
+
+
+def test_a_first_sync_that_reads_nothing_leaves_no_cluster(tmp_path):
+    folder = tmp_path / "first"
+    folder.mkdir()
+    (folder / "broken.yaml").write_text("kind: [unclosed\n  - {")
+    shutil.copy(CASE / "dcgm-exporter-gpu-node-01.prom", folder)
+    with pytest.raises(CommandError):
+        call_command("sync_cluster", "--snapshot", str(folder), "--cluster", "first")
+    assert not Cluster.objects.filter(name="first").exists()

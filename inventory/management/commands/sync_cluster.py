@@ -30,6 +30,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         name = opts["cluster"]
+        given_source = bool(opts["snapshot"] or opts["kubeconfig"] or opts["in_cluster"])
         if opts["snapshot"]:
             path = Path(opts["snapshot"])
             # Checked before a cluster is created: a mistyped path must not leave a failed cluster.
@@ -70,10 +71,11 @@ class Command(BaseCommand):
                                f"{existing.snapshot_path or existing.kubeconfig_path or ''}".rstrip()
                                + f"; give --cluster NAME for a cluster of its own (or --cluster {slug} to replace its source)")
         cluster, created = Cluster.objects.get_or_create(name=slug, defaults={"source_kind": kind, **fields})
-        # The source this run reads, kept as the cluster's (what Sync now and the schedule read)
-        # only once a run read objects from it: a mistyped or broken file must not replace a
-        # working source.
-        fields = {"source_kind": kind, **fields} if fields else {}
+        # The source this run reads (given one: --cluster NAME alone re-reads the cluster's own),
+        # kept as the cluster's (what Sync now and the schedule read) only once a run read it
+        # cleanly, or read objects from it: a mistyped or broken file must not replace a working
+        # source.
+        fields = {"source_kind": kind, **fields} if given_source else {}
         for k, v in fields.items():
             setattr(cluster, k, v)
         try:
@@ -83,10 +85,10 @@ class Command(BaseCommand):
             if created:
                 cluster.delete()
             raise CommandError(str(exc)) from exc
-        read_objects = any(k != "skipped" and c.get("seen") for k, c in run.counts.items())
-        if created and run.status == SyncStatus.FAILED:
+        read_objects = any(k != "skipped" and (c.get("seen") or c.get("deleted")) for k, c in run.counts.items())
+        if created and (run.status == SyncStatus.FAILED or (run.status == SyncStatus.PARTIAL and not read_objects)):
             cluster.delete()  # nothing stored: no empty cluster left behind in every list
-        elif fields and read_objects:
+        elif fields and (run.status == SyncStatus.OK or read_objects):
             Cluster.objects.filter(pk=cluster.pk).update(**fields)
         self.stdout.write(f"cluster {cluster.name}: {run.status} in {run.duration_ms} ms from {run.source}")
         for kind_name, c in sorted(run.counts.items()):
@@ -100,7 +102,7 @@ class Command(BaseCommand):
                 )
         if run.status != SyncStatus.FAILED and not read_objects:
             self.stdout.write("  no Kubernetes objects were read: the stored inventory is unchanged"
-                              + ("" if created or not fields else ", and the cluster keeps its source"))
+                              + ("" if run.status == SyncStatus.OK or not fields else ", and the cluster keeps its source"))
         for e in run.errors[:20]:
             self.stderr.write(f"  problem: {e}")
         if run.status == SyncStatus.FAILED:

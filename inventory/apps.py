@@ -23,7 +23,7 @@ class InventoryConfig(AppConfig):
         if read.ranges or (cluster.source_kind == SourceKind.SNAPSHOT and complete):
             from .telemetry import store_ranges
 
-            store_ranges(cluster, read.ranges)
+            store_ranges(cluster, read.ranges, complete=complete)
         if read.prom:
             from .telemetry import store_scrapes
 

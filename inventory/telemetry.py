@@ -88,12 +88,14 @@ STALE_AFTER = timedelta(minutes=5)
 MAX_RECORDED_SERIES = 10_000
 
 
-def store_ranges(cluster: Cluster, ranges: dict[str, list]) -> dict[str, int]:
+def store_ranges(cluster: Cluster, ranges: dict[str, list], *, complete: bool = True) -> dict[str, int]:
     """Replace the cluster's recorded DCGM history with the series of a snapshot's
     ``*.range.json`` files (``SnapshotLoad.ranges``: file name -> ``[(labels, points)]``).
 
     A snapshot without range files clears what an earlier one recorded; the same series again
-    write nothing (a no-change re-sync stays read-only). Series beyond
+    write nothing (a no-change re-sync stays read-only). A read with problems (``complete``
+    False) replaces only the series of the files it read: a file it could not read keeps what
+    an earlier sync recorded from it. Series beyond
     ``MAX_RECORDED_SERIES`` are dropped (counted in ``dropped_series``, logged); series with
     no points are not stored. Returns ``{"recorded_series": n, "dropped_series": m}``.
     """
@@ -117,6 +119,11 @@ def store_ranges(cluster: Cluster, ranges: dict[str, list]) -> dict[str, int]:
         log.warning("%s: %d recorded series over the limit of %d not stored", cluster.name, dropped, MAX_RECORDED_SERIES)
     stored = RecordedSeries.objects.filter(cluster=cluster)
     out = {"recorded_series": len(rows), "dropped_series": dropped}
+    if not complete:
+        with transaction.atomic():
+            stored.filter(source__in=sorted(ranges)).delete()
+            RecordedSeries.objects.bulk_create(rows, batch_size=BULK)
+        return out
     # A re-sync of the same snapshot writes nothing (reads only): no rows to drop, or the same.
     if not rows:
         if stored.exists():

@@ -102,3 +102,24 @@ def test_a_first_sync_that_reads_nothing_leaves_no_cluster(tmp_path):
     with pytest.raises(CommandError):
         call_command("sync_cluster", "--snapshot", str(folder), "--cluster", "first")
     assert not Cluster.objects.filter(name="first").exists()
+
+
+def test_a_range_file_that_breaks_keeps_its_recorded_series(tmp_path, sync_snapshot):
+    """Two range files recorded; one is truncated before the next sync: that read is partial,
+    the readable file's series are replaced, the broken file's stay as recorded."""
+    answer = h200_range_answer()
+    fields = [s["metric"]["__name__"] for s in answer["data"]["result"]]
+    assert len(fields) >= 2
+    one = {**answer, "data": {**answer["data"], "result": answer["data"]["result"][:1]}}
+    rest = {**answer, "data": {**answer["data"], "result": answer["data"]["result"][1:]}}
+    folder = h200_slice_folder(tmp_path / "h200")
+    (folder / "a.range.json").write_text(json.dumps(one))
+    (folder / "b.range.json").write_text(json.dumps(rest))
+    assert sync_snapshot(folder, "two-files").status == SyncStatus.OK
+    before = set(RecordedSeries.objects.filter(cluster__name="two-files").values_list("source", "field"))
+    assert {s for s, _ in before} == {"a.range.json", "b.range.json"}
+
+    (folder / "b.range.json").write_text(json.dumps(rest)[:500])
+    run = sync_snapshot(folder, "two-files")
+    assert run.status == SyncStatus.PARTIAL and any("b.range.json" in e for e in run.errors), run.errors
+    assert set(RecordedSeries.objects.filter(cluster__name="two-files").values_list("source", "field")) == before

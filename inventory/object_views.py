@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, render
 
 from . import queries, yamltext
 from .capacity import PoolState, extended_resource_classes, invalid_pools
+from .filters import MAX_TERM
 from .lookup import by_name
 from .models import Cluster, Device, DeviceClass, KubeObject, Node, Pod, ResourceClaim, ResourceSlice
 from .records import parse_object
@@ -122,6 +123,9 @@ def resourceslice_list(request, cluster_name: str):
     qs = ResourceSlice.objects.filter(cluster=cluster).defer("raw").order_by("node_name", "driver", "name", "pk")
     driver, node = request.GET.get("driver", ""), request.GET.get("node", "")
     problems = request.GET.get("problems") == "1"
+    too_long = [n for n, v in (("Driver", driver), ("Node", node)) if len(v) > MAX_TERM]
+    if too_long:  # names nothing, and SQLite refuses a LIKE pattern that long
+        qs, driver, node = qs.none(), driver[:MAX_TERM], node[:MAX_TERM]
     if driver:
         qs = qs.filter(driver=driver)
     if node:
@@ -141,7 +145,7 @@ def resourceslice_list(request, cluster_name: str):
     params = request.GET.copy()
     params.pop("page", None)
     ctx = {"cluster": cluster, "page": page, "slices": page.object_list, "driver": driver, "node": node,
-           "problems": problems, "params": params.urlencode(),
+           "problems": problems, "params": params.urlencode(), "too_long": too_long, "max_term": MAX_TERM,
            "incomplete_pools": sum(1 for st in states.values() if st.incomplete), "invalid_pools": len(invalid),
            "older_slices": sum(st.older for st in states.values()), "odd_slices": len(odd)}
     return render(request, "inventory/resourceslice_list.html", ctx)

@@ -193,14 +193,14 @@ def control_plane_gates(recs: Records) -> dict[str, dict[str, bool]]:
     return out
 
 
-def _target_words(target_version: str) -> str:
-    """The new cluster's version as the plan's target says it: the target itself when it is
-    1.36 or later, else the target with what 1.36 adds (the DRA gates on by default)."""
+def _target_words(target_version: str, needs: dict[str, tuple[str, str]]) -> str:
+    """The new cluster's version as the plan's target says it; before 1.36, with the feature
+    gates the plan needs (``needs``), which only 1.36 and later have on by default."""
     target = parse_version(target_version)
-    if target is not None and target[:2] >= GATES_DEFAULT_ON:
+    if not needs or (target is not None and target[:2] >= GATES_DEFAULT_ON):
         return f"Kubernetes {target_version} (this plan's target)"
-    return (f"Kubernetes {target_version} (this plan's target, with the gates it needs enabled by hand; "
-            "1.36 and later have them on by default)")
+    return (f"Kubernetes {target_version} (this plan's target) with {', '.join(sorted(needs))} enabled by hand "
+            "(on by default from 1.36)")
 
 
 def check_versions(
@@ -235,14 +235,14 @@ def check_versions(
         out.append(Finding(
             "kubernetes_too_old", BLOCKER,
             f"Kubernetes {server_version} does not serve resource.k8s.io/v1 (GA in 1.34): "
-            f"DRA workloads need a new cluster on {_target_words(target_version)}.",
+            f"DRA workloads need a new cluster on {_target_words(target_version, needs)}.",
             (), f"server_version={server_version}",
         ))
         return out
     if server[:2] == (1, 34):
         out.append(Finding(
             "kubernetes_end_of_life", WARNING,
-            f"Kubernetes 1.34 reached end of life on 2026-10-27; build the DRA cluster on {_target_words(target_version)}.",
+            f"Kubernetes 1.34 reached end of life on 2026-10-27; build the DRA cluster on {_target_words(target_version, needs)}.",
             (), f"server_version={server_version}",
         ))
     if server[:2] >= GATES_DEFAULT_ON:

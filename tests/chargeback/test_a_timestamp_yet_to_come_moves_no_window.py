@@ -5,6 +5,7 @@ that cluster and for all clusters together, and the holding starts at its first 
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 
 import pytest
 from django.urls import reverse
@@ -27,6 +28,9 @@ def clusters(tmp_path, sync_snapshot):
     held = copy.deepcopy(claim)
     held["metadata"]["creationTimestamp"] = held["status"]["allocation"]["allocationTimestamp"] = FUTURE
     sync_snapshot(write_list(tmp_path / "held.json", [*slices, held]), "future-held")
+    allocated = copy.deepcopy(claim)
+    allocated["status"]["allocation"]["allocationTimestamp"] = FUTURE
+    sync_snapshot(write_list(tmp_path / "allocated.json", [*slices, allocated]), "future-allocated")
     pending = copy.deepcopy(claim)
     pending["metadata"]["creationTimestamp"] = FUTURE
     del pending["status"]
@@ -41,6 +45,9 @@ def test_the_window_ends_at_the_snapshot_not_in_the_year_9999(clusters):
     assert until == as_of(clusters["sane"]) and until.year < 9999
     start = ChargebackHolding.objects.get(cluster=clusters["future-held"]).start
     assert start is not None and start.year < 9999
+    # Allocated "in 9999" but created at a real time: the holding starts at its creation.
+    created = ChargebackHolding.objects.get(cluster=clusters["future-allocated"]).start
+    assert created == datetime(2026, 7, 6, 13, 16, 19, tzinfo=UTC)
 
 
 def test_the_page_of_all_clusters_ends_at_the_sane_snapshot(client_in, clusters):

@@ -50,7 +50,8 @@ def test_the_new_cluster_is_named_on_the_plans_target(target):
     plan = plan_migration(device_plugin_cluster(), "v1.33.5", target)
     too_old = next(f for f in plan.findings if f.code == "kubernetes_too_old")
     assert f"new cluster on Kubernetes {target} (this plan's target" in too_old.reason
-    assert ("enabled by hand" in too_old.reason) == (target < "1.36")
+    needs_gates = any(f.code == "target_gates_off_by_default" for f in plan.findings)
+    assert ("enabled by hand" in too_old.reason) == (target < "1.36" and needs_gates)
     step = next(s for s in plan.steps if s.id == "new_cluster")
     assert step.title == f"New cluster on Kubernetes {target}, GPU nodes on the old driver branch"
     assert "1.36/1.37" not in step.title and "1.36 or 1.37" not in too_old.reason

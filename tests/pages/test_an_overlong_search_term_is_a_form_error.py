@@ -34,6 +34,13 @@ def test_the_lists_answer_with_a_form_error(client_in, loaded, url, param):
     assert client_in.get(reverse(url), {param: "a" * MAX_TERM}).status_code == 200
 
 
+def test_the_slice_list_refuses_a_node_filter_that_long(client_in, loaded):
+    resp = client_in.get(reverse("inventory:resourceslices", args=["vks"]), {"node": LONG})
+    assert resp.status_code == 200 and not resp.context["slices"]
+    assert f"Node: at most {MAX_TERM} characters" in resp.content.decode() and len(resp.content) < 100_000
+    assert resp.context["node"] == "a" * MAX_TERM
+
+
 def test_the_search_page_says_the_term_is_too_long(client_in, loaded):
     resp = client_in.get(reverse("inventory:search"), {"q": LONG})
     assert resp.status_code == 200

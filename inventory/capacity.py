@@ -524,6 +524,17 @@ class NodeState:
             and not (s.device.type == "mig" and s.device.consumes_counters and not s.sharers)
         )  # fmt: skip
 
+    def free_gpu_count(self) -> int:
+        """GPUs published whole that could be allocated now whole: their whole-GPU device is
+        allocatable (room, counters, no NoSchedule/NoExecute taint) and no device carved from
+        them (a MIG instance, a placement) is held."""
+        busy = {s.device.parent_uuid for s in self.devices.values() if s.sharers and s.device.parent_uuid}
+        return sum(
+            1 for s in self.devices.values()
+            if s.device.driver == GPU_DRIVER and s.device.type == "gpu" and not s.device.parent_uuid
+            and s.allocatable and not (s.device.uuid and s.device.uuid in busy)
+        )  # fmt: skip
+
     def instances(self, driver: str = GPU_DRIVER) -> list[DeviceState]:
         """MIG devices that exist: every MIG device without counters (static MIG), and the
         held ones of those drawing on counters (an unheld placement is only a possibility)."""

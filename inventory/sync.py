@@ -371,9 +371,10 @@ def _counter_nodes(cluster: Cluster, model: ClusterModel, slices: list) -> froze
 
 
 def counter_node_summaries(cluster: Cluster, model: ClusterModel) -> int:
-    """``free_count`` and ``mig_count`` of the nodes whose devices draw on shared counters
-    (NVIDIA's dynamic MIG publishes every possible placement): what ``capacity`` says can be
-    allocated now and the MIG instances that exist, not every placement the device rows list
+    """``free_count``, ``mig_count`` and ``free_gpu_count`` of the nodes whose devices draw on
+    shared counters (NVIDIA's dynamic MIG publishes every possible placement): what
+    ``capacity`` says can be allocated now (taints and counters included) and the MIG
+    instances that exist, not every placement the device rows list
     (``reconcile.refresh_node_summaries`` counts those). Returns the rows written."""
     from . import capacity
     from .bulk import update_rows
@@ -387,12 +388,12 @@ def counter_node_summaries(cluster: Cluster, model: ClusterModel) -> int:
     rules = list(model.of_kinds(["DeviceTaintRule"]))
     states = capacity.node_states(slices, claims, rules, (), nodes=names, cel_selects=queries.rule_cel(cluster, rules))
     rows = []
-    for pk, name, free, mig in Node.objects.filter(cluster=cluster, name__in=sorted(names)).values_list(
-            "pk", "name", "free_count", "mig_count"):
+    columns = ["free_count", "mig_count", "free_gpu_count"]
+    for pk, name, *have in Node.objects.filter(cluster=cluster, name__in=sorted(names)).values_list("pk", "name", *columns):
         st = states.get(name)
-        if st is not None and (free, mig) != (want := (st.free_count(), len(st.instances()))):
-            rows.append((pk, {"free_count": want[0], "mig_count": want[1]}))
-    return update_rows(Node, ["free_count", "mig_count"], rows)
+        if st is not None and have != (want := [st.free_count(), len(st.instances()), st.free_gpu_count()]):
+            rows.append((pk, dict(zip(columns, want, strict=True))))
+    return update_rows(Node, columns, rows)
 
 
 def _finish(cluster: Cluster, run: SyncRun, t0: float, changed: bool) -> None:

@@ -315,7 +315,10 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
             failed_analyses = (after_read(cluster, read) if after_read is not None else None) or []
             # With the model the analyses made (a sync without them leaves the device-row counts).
             if read.model.model is not None and read.changes.touches(COUNTER_KINDS):
-                counter_node_summaries(cluster, read.model.model)
+                changed = read.model.changed_records()
+                # A rule changed or gone: the nodes it kept off are counted again too.
+                gone = [old for old, _ in (changed[0] if changed else ()) if old is not None and old.kind == "DeviceTaintRule"]
+                counter_node_summaries(cluster, read.model.model, gone)
             if read.skipped:  # after the hooks: telemetry adds the malformed scrape lines it skipped
                 counts["skipped"] = dict(read.skipped)
             problems = [*errors, *(f"analysis failed: {a}" for a in failed_analyses)]
@@ -355,37 +358,55 @@ COUNTER_KINDS = frozenset({"ResourceSlice", "ResourceClaim", "DeviceTaintRule"})
 
 
 # cluster pk -> (the model, weakly: one the process let go is not held on to here; the
-# ResourceSlice records it was found from; the nodes whose devices consume counters): found
-# again only when the slices changed.
-_counter_nodes_seen: dict[int, tuple[weakref.ref[ClusterModel], dict, frozenset[str]]] = {}
+# ResourceSlice and DeviceTaintRule records they were found from; the nodes): found again only
+# when the slices or the rules changed.
+_counter_nodes_seen: dict[int, tuple[weakref.ref[ClusterModel], dict, dict, frozenset[str]]] = {}
+
+_KEEPS_OFF = ("NoSchedule", "NoExecute")
 
 
-def _counter_nodes(cluster: Cluster, model: ClusterModel, slices: list) -> frozenset[str]:
-    of_kind = model.records.get("ResourceSlice", {})
+def _counter_nodes(cluster: Cluster, model: ClusterModel, slices: list, rules: list) -> frozenset[str]:
+    """Nodes whose free devices only the allocation state counts right: devices drawing on
+    shared counters (dynamic MIG), or kept off by a NoSchedule/NoExecute taint of their own or
+    of a DeviceTaintRule that may select them (one with CEL selectors may select any)."""
+    of_slices = model.records.get("ResourceSlice", {})
+    of_rules = model.records.get("DeviceTaintRule", {})
     seen = _counter_nodes_seen.get(cluster.pk)
-    if seen is not None and seen[0]() is model and seen[1] == of_kind:  # the same slice records
-        return seen[2]
-    names = frozenset(s.node_name for s in slices if s.node_name and any(d.consumes_counters for d in s.devices))
-    _counter_nodes_seen[cluster.pk] = (weakref.ref(model), dict(of_kind), names)
+    if seen is not None and seen[0]() is model and seen[1] == of_slices and seen[2] == of_rules:
+        return seen[3]
+    rules = [r for r in rules if r.taint is not None and r.taint.effect in _KEEPS_OFF]
+    names = frozenset(
+        s.node_name for s in slices
+        if s.node_name and any(
+            d.consumes_counters or any(t.effect in _KEEPS_OFF for t in d.taints)
+            or any(r.selects(d) is not False for r in rules)
+            for d in s.devices
+        )
+    )  # fmt: skip
+    _counter_nodes_seen[cluster.pk] = (weakref.ref(model), dict(of_slices), dict(of_rules), names)
     return names
 
 
-def counter_node_summaries(cluster: Cluster, model: ClusterModel) -> int:
+def counter_node_summaries(cluster: Cluster, model: ClusterModel, old_rules: list | tuple = ()) -> int:
     """``free_count``, ``mig_count`` and ``free_gpu_count`` of the nodes whose devices draw on
-    shared counters (NVIDIA's dynamic MIG publishes every possible placement): what
-    ``capacity`` says can be allocated now (taints and counters included) and the MIG
-    instances that exist, not every placement the device rows list
-    (``reconcile.refresh_node_summaries`` counts those). Returns the rows written."""
+    shared counters (NVIDIA's dynamic MIG publishes every possible placement) or may be kept
+    off by a taint (``_counter_nodes``): what ``capacity`` says can be allocated now (taints
+    and counters included) and the MIG instances that exist, not every placement the device
+    rows list (``reconcile.refresh_node_summaries`` counts those). ``old_rules``:
+    DeviceTaintRules as they were before this sync changed or deleted them, whose nodes are
+    counted again too. Returns the rows written."""
     from . import capacity
     from .bulk import update_rows
     from .models import Node
 
     slices = list(model.of_kinds(["ResourceSlice"]))
-    names = _counter_nodes(cluster, model, slices)
+    rules = list(model.of_kinds(["DeviceTaintRule"]))
+    names = _counter_nodes(cluster, model, slices, rules)
+    if old_rules:
+        names |= _counter_nodes(cluster, ClusterModel(), slices, list(old_rules))  # a model of its own: not kept
     if not names:
         return 0
     claims = [c for c in model.of_kinds(["ResourceClaim"]) if c.allocated]
-    rules = list(model.of_kinds(["DeviceTaintRule"]))
     states = capacity.node_states(slices, claims, rules, (), nodes=names, cel_selects=queries.rule_cel(cluster, rules))
     rows = []
     columns = ["free_count", "mig_count", "free_gpu_count"]

@@ -378,8 +378,8 @@ def _counter_nodes(cluster: Cluster, model: ClusterModel, slices: list, rules: l
     names = frozenset(
         s.node_name for s in slices
         if s.node_name and any(
-            d.consumes_counters or any(t.effect in _KEEPS_OFF for t in d.taints)
-            or any(r.selects(d) is not False for r in rules)
+            d.consumes_counters or (d.taints and any(t.effect in _KEEPS_OFF for t in d.taints))
+            or (rules and any(r.selects(d) is not False for r in rules))
             for d in s.devices
         )
     )  # fmt: skip

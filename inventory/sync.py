@@ -315,9 +315,9 @@ def sync_cluster(cluster: Cluster, source: Source, *, after_read: Callable[[Clus
             failed_analyses = (after_read(cluster, read) if after_read is not None else None) or []
             # With the model the analyses made (a sync without them leaves the device-row counts).
             if read.model.model is not None and read.changes.touches(COUNTER_KINDS):
-                changed = read.model.changed_records()
+                pairs = read.model.changed_records()
                 # A rule changed or gone: the nodes it kept off are counted again too.
-                gone = [old for old, _ in (changed[0] if changed else ()) if old is not None and old.kind == "DeviceTaintRule"]
+                gone = [old for old, _ in (pairs[0] if pairs else ()) if old is not None and old.kind == "DeviceTaintRule"]
                 counter_node_summaries(cluster, read.model.model, gone)
             if read.skipped:  # after the hooks: telemetry adds the malformed scrape lines it skipped
                 counts["skipped"] = dict(read.skipped)
@@ -374,8 +374,15 @@ def _counter_nodes(cluster: Cluster, model: ClusterModel, slices: list, rules: l
     seen = _counter_nodes_seen.get(cluster.pk)
     if seen is not None and seen[0]() is model and seen[1] == of_slices and seen[2] == of_rules:
         return seen[3]
+    names = _nodes_counted_from_state(slices, rules)
+    _counter_nodes_seen[cluster.pk] = (weakref.ref(model), dict(of_slices), dict(of_rules), names)
+    return names
+
+
+def _nodes_counted_from_state(slices: list, rules: list) -> frozenset[str]:
+    """``_counter_nodes`` of these slices and DeviceTaintRules."""
     rules = [r for r in rules if r.taint is not None and r.taint.effect in _KEEPS_OFF]
-    names = frozenset(
+    return frozenset(
         s.node_name for s in slices
         if s.node_name and any(
             d.consumes_counters or (d.taints and any(t.effect in _KEEPS_OFF for t in d.taints))
@@ -383,8 +390,6 @@ def _counter_nodes(cluster: Cluster, model: ClusterModel, slices: list, rules: l
             for d in s.devices
         )
     )  # fmt: skip
-    _counter_nodes_seen[cluster.pk] = (weakref.ref(model), dict(of_slices), dict(of_rules), names)
-    return names
 
 
 def counter_node_summaries(cluster: Cluster, model: ClusterModel, old_rules: list | tuple = ()) -> int:
@@ -403,7 +408,7 @@ def counter_node_summaries(cluster: Cluster, model: ClusterModel, old_rules: lis
     rules = list(model.of_kinds(["DeviceTaintRule"]))
     names = _counter_nodes(cluster, model, slices, rules)
     if old_rules:
-        names |= _counter_nodes(cluster, ClusterModel(), slices, list(old_rules))  # a model of its own: not kept
+        names |= _nodes_counted_from_state(slices, list(old_rules))
     if not names:
         return 0
     claims = [c for c in model.of_kinds(["ResourceClaim"]) if c.allocated]

@@ -123,3 +123,29 @@ def test_a_range_file_that_breaks_keeps_its_recorded_series(tmp_path, sync_snaps
     run = sync_snapshot(folder, "two-files")
     assert run.status == SyncStatus.PARTIAL and any("b.range.json" in e for e in run.errors), run.errors
     assert set(RecordedSeries.objects.filter(cluster__name="two-files").values_list("source", "field")) == before
+
+
+def test_a_partial_read_that_changed_a_claim_moves_the_clusters_state(tmp_path, sync_snapshot):
+    """The converse: a read with a problem (one object of an unknown API version) that also
+    updated a claim changed the cluster: its state moves on (what the stored model, the
+    overview and the next sync's basis follow), and the claim's new status is stored."""
+    import copy
+
+    from inventory import stored_model
+    from inventory.models import ResourceClaim
+    from inventory.snapshot import load_path
+    from tests.conftest import VKS_CLAIM, VKS_SLICES, write_list
+
+    slices, claim = load_path(VKS_SLICES).objects, load_path(VKS_CLAIM).objects[0]
+    assert sync_snapshot(write_list(tmp_path / "a.json", [*slices, claim]), "moved").status == SyncStatus.OK
+    cluster = Cluster.objects.get(name="moved")
+    before = cluster.data_changed_at
+    later = copy.deepcopy(claim)
+    later["metadata"]["resourceVersion"] = "999999"
+    del later["status"]["reservedFor"]
+    run = sync_snapshot(write_list(tmp_path / "b.json", [*slices, later, UNKNOWN_VERSION]), "moved")
+    assert run.status == SyncStatus.PARTIAL and run.counts["ResourceClaim"]["updated"] == 1
+    cluster.refresh_from_db()
+    assert cluster.data_changed_at > before
+    assert ResourceClaim.objects.get(cluster=cluster).resource_version == "999999"
+    assert stored_model.load(cluster.pk, cluster.data_changed_at) is not None

@@ -21,6 +21,7 @@ rounded).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -55,6 +56,16 @@ def _get(user: FastHttpUser, name: str, path: str, headers: dict[str, str] | Non
             resp.success()
 
 
+# The users of this process take the pages (and the API endpoints) in turn, not at random: a
+# short run still asks for every one of them.
+_turns = {"pages": itertools.count(), "api": itertools.count()}
+
+
+def _next(kind: str) -> str:
+    names = sorted(_CONFIG[kind])
+    return names[next(_turns[kind]) % len(names)]
+
+
 class BrowserUser(FastHttpUser):
     fixed_count = int(_CONFIG["browser_users"])
     wait_time = between(*_CONFIG["think"])
@@ -71,8 +82,8 @@ class BrowserUser(FastHttpUser):
 
     @task
     def page(self) -> None:
-        name = random.choice(sorted(_CONFIG["pages"]))  # noqa: S311 - load pattern, not security
-        _get(self, name, random.choice(_CONFIG["pages"][name]))  # noqa: S311
+        name = _next("pages")
+        _get(self, name, random.choice(_CONFIG["pages"][name]))  # noqa: S311 - load pattern, not security
 
 
 class ApiUser(FastHttpUser):
@@ -81,5 +92,5 @@ class ApiUser(FastHttpUser):
 
     @task
     def api(self) -> None:
-        name = random.choice(sorted(_CONFIG["api"]))  # noqa: S311
+        name = _next("api")
         _get(self, name, random.choice(_CONFIG["api"][name]), {"Authorization": f"Token {_CONFIG['token']}"})  # noqa: S311

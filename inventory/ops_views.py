@@ -18,23 +18,27 @@ from pathlib import Path
 from axes.backends import AxesStandaloneBackend
 from django.conf import settings
 from django.contrib.auth.decorators import permission_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.utils.html import format_html
 
 from .models import Cluster, SyncRun
 from .tasks import sync_cluster_task
 
 
-@require_POST
 @permission_required("inventory.add_syncrun", raise_exception=True)
 def sync_now(request, cluster_name: str):
     """Enqueue ``inventory.sync_cluster`` for one cluster (runs inline in the embedded, eager mode).
 
     403 without ``inventory.add_syncrun``; CSRF-protected like every POST. htmx requests get
-    the button back with a message; plain form posts are redirected to the cluster page.
+    the button back with a message; plain form posts are redirected to the cluster page. Any
+    other method (the address opened in a browser) is a 405 that says where the button is.
     """
     cluster = get_object_or_404(Cluster, name=cluster_name)
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"], content=format_html(
+            '<p>Sync now runs from its button on <a href="{}">the page of cluster {}</a>.</p>',
+            cluster.get_absolute_url(), cluster.name), content_type="text/html; charset=utf-8")
     result = sync_cluster_task.delay(cluster.pk)
     if settings.CELERY_TASK_ALWAYS_EAGER:
         run = SyncRun.objects.filter(cluster=cluster).order_by("-started", "-pk").first()

@@ -81,7 +81,9 @@ def test_sync_now_refuses_get_and_posts_without_a_csrf_token(user_with_role):
     client = Client(enforce_csrf_checks=True)
     client.force_login(user_with_role("operator"))
     url = reverse("cluster_sync", args=[cluster.name])
-    assert client.get(url).status_code == 405
+    resp = client.get(url)  # the address opened in a browser: no sync, and a pointer to the button
+    assert resp.status_code == 405 and resp["Allow"] == "POST"
+    assert f'href="{cluster.get_absolute_url()}"' in resp.content.decode()
     assert client.post(url).status_code == 403
     assert not SyncRun.objects.exists()
 

@@ -33,6 +33,7 @@ from inventory.dcgm import utilization_percent
 from inventory.kube import parse_time
 from inventory.models import AllocationResult, ClaimState, Cluster, Device, DeviceType, ResourceClaim, SourceKind
 from inventory.records import parse_object
+from inventory.snapshot import latest_credible
 
 from . import chargeback as cb
 from .ledger.models import ChargebackHolding, LedgerSighting, seen_until
@@ -150,7 +151,7 @@ def current_holdings(cluster: Cluster, claim_uids: Collection[str] | None = None
             parent_memory = {u: m for chunk in _chunks(wanted) for u, m in gpus.filter(uuid__in=chunk).values_list("uuid", "memory_bytes")}
     out: list[cb.Holding] = []
     skipped = unresolved
-    latest = _latest_credible()
+    latest = latest_credible()
     for r in results:
         c = claims.get(r[0])
         if c is None:
@@ -170,17 +171,11 @@ def current_holdings(cluster: Cluster, claim_uids: Collection[str] | None = None
     return out, skipped, {d.key: pk for pk, d in devices.items()}
 
 
-def _latest_credible() -> datetime:
-    """The latest time a stored object's timestamp can truly hold: the clock plus an hour of
-    skew. A later one (hand-edited, a skewed clock, ``9999-12-31``) says nothing about when
-    anything happened; taken as a window's end it would empty the report of every cluster."""
-    return timezone.now() + timedelta(hours=1)
-
-
 def _start() -> Case:
     """A holding's start: its claim's allocation, else its creation (one timestamp per claim
-    read); an allocation time yet to come is no allocation time (``_latest_credible``)."""
-    return Case(When(allocated_at__lte=_latest_credible(), then=F("allocated_at")), default=F("created"))
+    read); an allocation time yet to come is no allocation time (``latest_credible``: taken as
+    a window's end, it would empty the report of every cluster)."""
+    return Case(When(allocated_at__lte=latest_credible(), then=F("allocated_at")), default=F("created"))
 
 
 def _key(claim_uid: str, device: tuple[str, str, str]) -> tuple[str, str, str, str]:
@@ -299,7 +294,7 @@ def _snapshot_moment(cluster: Cluster) -> datetime | None:
     seen = [t for t in (agg["closed"], agg["open"] and seen_until(None, agg["open"], ledger_sighting(cluster))) if t]
     if seen:
         return max(seen)
-    latest = _latest_credible()
+    latest = latest_credible()
     agg = ResourceClaim.objects.filter(cluster=cluster).aggregate(
         a=Max("allocated_at", filter=Q(allocated_at__lte=latest)), c=Max("created", filter=Q(created__lte=latest)))
     found = [t for t in (agg["a"], agg["c"]) if t]
@@ -462,8 +457,8 @@ def window(clusters: Sequence[Cluster], since_text: str | None, until_text: str 
     until = parse_moment(until_text)
     if until is None:
         # A snapshot without a time of its own does not pull the window of the others to today.
-        moments = [m for c in clusters if (m := _snapshot_moment(c) if c.source_kind == SourceKind.SNAPSHOT else timezone.now())]
-        until = max(moments) if moments else timezone.now()
+        moments = [_snapshot_moment(c) if c.source_kind == SourceKind.SNAPSHOT else timezone.now() for c in clusters]
+        until = max((m for m in moments if m is not None), default=timezone.now())
     try:
         since = parse_moment(since_text) or until - WINDOWS.get(preset or "", WINDOWS[DEFAULT_WINDOW])
     except OverflowError:

@@ -351,13 +351,6 @@ def slice_pools(slices: QuerySet) -> tuple[list[SliceRow], dict[tuple[str, str],
     return rows, states, _pools_listing_twice(rows, states, stored)
 
 
-def unoffered_slices(slices: QuerySet) -> set[int]:
-    """pks of the slices whose devices the scheduler offers none of: of an older generation
-    than their pool's newest, or of a pool listing a device twice (``slice_pools``)."""
-    rows, states, invalid = slice_pools(slices)
-    return {pk for pk, d, p, g, _, _ in rows if g != states[(d, p)].newest or (d, p) in invalid}
-
-
 def _pools_listing_twice(rows: list[SliceRow], states: dict[tuple[str, str], capacity.PoolState],
                          stored: dict[int, int]) -> set[tuple[str, str]]:
     """The pools whose newest generation lists more devices than are stored under it: a device

@@ -478,8 +478,15 @@ def _latest() -> str:
     t = time.monotonic()
     if t - _latest_at[0] >= 1.0:
         _latest_at[0] = t
-        _latest_at[1] = (datetime.now(UTC) + timedelta(seconds=_SKEW)).strftime("%Y-%m-%dT%H:%M:%S")
+        _latest_at[1] = latest_credible().strftime("%Y-%m-%dT%H:%M:%S")
     return _latest_at[1]
+
+
+def latest_credible() -> datetime:
+    """The latest time a cluster's object can truly hold now: this machine's clock plus the
+    skew a cluster's clock may have. A later timestamp (hand-edited, ``9999-12-31``) says
+    nothing about when anything happened."""
+    return datetime.now(UTC) + timedelta(seconds=_SKEW)
 
 
 def _is_time(v: Any) -> bool:

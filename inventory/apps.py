@@ -13,9 +13,10 @@ class InventoryConfig(AppConfig):
         connection_created.connect(text_json_loader, dispatch_uid="inventory.text_json_loader")
 
     def after_sync(self, cluster, read) -> None:
-        """Store DCGM values from snapshot scrapes (``*.prom``) on the devices, and the
-        recorded history of its range files (``*.range.json``; a snapshot read without them,
-        and without problems, clears what an earlier one recorded)."""
+        """Store DCGM values from snapshot scrapes (``*.prom``) on the devices, dated at the
+        snapshot's own moment when the samples carry no time, and the recorded history of its
+        range files (``*.range.json``; a snapshot read without them, and without problems,
+        clears what an earlier one recorded)."""
         from .models import SourceKind
 
         changes = getattr(read, "changes", None)
@@ -27,6 +28,21 @@ class InventoryConfig(AppConfig):
         if read.prom:
             from .telemetry import store_scrapes
 
-            stored = store_scrapes(cluster, read.prom)
+            stored = store_scrapes(cluster, read.prom, observed_at=_snapshot_moment(cluster, read))
             if stored.get("skipped_lines"):  # counted on the run (counts["skipped"])
                 read.skipped["malformed scrape lines"] = stored["skipped_lines"]
+
+
+def _snapshot_moment(cluster, read):
+    """When a snapshot was taken, as the diagnosis and the ledger read it (its newest object
+    timestamp); None (the sync's time) for a live cluster or a snapshot without any time. A
+    scrape file carries no time of its own: dated at the sync, a scrape taken with a months-old
+    snapshot would read as fresh, and a claim allocated at the snapshot's moment as held
+    until today."""
+    from .kube import parse_time
+    from .models import SourceKind
+
+    model_of = getattr(read, "model", None)
+    if cluster.source_kind != SourceKind.SNAPSHOT or model_of is None:
+        return None
+    return parse_time(model_of().newest_timestamp())

@@ -8,6 +8,9 @@ Indexed columns are what pages filter and join on.
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.urls import reverse
 
@@ -40,6 +43,13 @@ class SyncStatus(BadgeChoices):
 SyncStatus.COLOURS = {"running": "blue", "ok": "green", "partial": "amber", "failed": "red"}  # type: ignore[attr-defined]
 
 
+def validate_absolute_path(value: str) -> None:
+    """A source path other processes can read: Sync now (the web process) and the schedule
+    (Celery) do not run in the directory a relative path was typed in."""
+    if value and not PurePath(value).is_absolute():
+        raise ValidationError(f"{value!r} is a relative path; give the absolute path (other processes read it).")
+
+
 class Cluster(models.Model):
     """A Kubernetes cluster and how to reach it.
 
@@ -49,8 +59,8 @@ class Cluster(models.Model):
 
     name = models.SlugField(max_length=63, unique=True)
     source_kind = models.CharField(max_length=16, choices=SourceKind.choices, default=SourceKind.SNAPSHOT)
-    snapshot_path = models.CharField(max_length=1024, blank=True)
-    kubeconfig_path = models.CharField(max_length=1024, blank=True)
+    snapshot_path = models.CharField(max_length=1024, blank=True, validators=[validate_absolute_path])
+    kubeconfig_path = models.CharField(max_length=1024, blank=True, validators=[validate_absolute_path])
     kube_context = models.CharField(max_length=253, blank=True)
     prometheus_url = models.CharField(max_length=1024, blank=True)
     sync_interval_seconds = models.PositiveIntegerField(default=30)

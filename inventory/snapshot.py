@@ -352,7 +352,8 @@ def snapshot_files(path: str | Path, problems: list[str] | None = None) -> list[
     the path does not exist."""
     root = Path(path)
     if not root.exists():
-        raise SnapshotError(f"snapshot path does not exist: {root}")
+        hint = "" if root.is_absolute() else f" (a relative path, read from {Path.cwd()}: give the cluster an absolute one)"
+        raise SnapshotError(f"snapshot path does not exist: {root}{hint}")
     if root.is_file():
         return [root]
     inside = root.resolve()

@@ -65,9 +65,9 @@ def store_samples(cluster: Cluster, samples, observed_at: datetime | None = None
     return {"matched_devices": len(joined.by_device), "unmatched_series": len(joined.unmatched)}
 
 
-def store_scrapes(cluster: Cluster, prom: dict[str, str]) -> dict[str, int]:
+def store_scrapes(cluster: Cluster, prom: dict[str, str], observed_at: datetime | None = None) -> dict[str, int]:
     """Parse every scrape of a snapshot folder and store the values (file mtime unknown: the
-    samples' own timestamps, else the sync time, are recorded). A malformed sample line is
+    samples' own timestamps, else ``observed_at``, else the sync time, are recorded). A malformed sample line is
     skipped and counted (``skipped_lines``; the first ones are logged with file and line),
     never a failure of the scrape or the sync."""
     from . import dcgm
@@ -80,7 +80,7 @@ def store_scrapes(cluster: Cluster, prom: dict[str, str]) -> dict[str, int]:
         skipped += scrape.skipped
         for problem in scrape.problems:
             log.warning("%s: %s: %s (skipped)", cluster.name, name, problem)
-    return {**store_samples(cluster, samples, observed_at=datetime.now(UTC)), "skipped_lines": skipped}
+    return {**store_samples(cluster, samples, observed_at=observed_at or datetime.now(UTC)), "skipped_lines": skipped}
 
 
 STALE_AFTER = timedelta(minutes=5)

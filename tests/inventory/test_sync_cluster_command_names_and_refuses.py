@@ -55,3 +55,32 @@ def test_a_name_made_from_the_path_never_takes_over_a_cluster_of_another_snapsho
     call_command("sync_cluster", snapshot=str(tmp_path / "b" / "snapshot"), cluster="team-b", stdout=io.StringIO())
     call_command("sync_cluster", snapshot=str(tmp_path / "b" / "snapshot"), cluster="snapshot", stdout=io.StringIO())
     assert sorted(Cluster.objects.values_list("name", flat=True)) == ["snapshot", "team-b"]
+
+
+def test_a_relative_snapshot_path_is_kept_absolute_so_other_processes_can_read_it(tmp_path, monkeypatch):
+    from django.core.exceptions import ValidationError
+
+    from inventory.runs import run_sync
+
+    (tmp_path / "snap").mkdir()
+    shutil.copy(H100_SLICES, tmp_path / "snap" / "slices.yaml")
+    monkeypatch.chdir(tmp_path)
+    call_command("sync_cluster", snapshot="snap", cluster="rel", stdout=io.StringIO())
+    cluster = Cluster.objects.get(name="rel")
+    assert cluster.snapshot_path == str(tmp_path / "snap")
+    # Sync now and the schedule run elsewhere: they still read it.
+    monkeypatch.chdir("/")
+    assert run_sync(cluster).status == "ok"
+    # A relative path typed in the admin is refused with the reason.
+    cluster.snapshot_path = "snap"
+    with pytest.raises(ValidationError, match="relative path"):
+        cluster.full_clean()
+
+
+def test_a_relative_path_that_is_gone_says_where_it_was_read_from(tmp_path, monkeypatch):
+    from inventory.runs import run_sync
+
+    cluster = Cluster.objects.create(name="old", snapshot_path="was/here")  # stored before paths were kept absolute
+    monkeypatch.chdir(tmp_path)
+    run = run_sync(cluster)
+    assert run.status == "failed" and f"relative path, read from {tmp_path}" in run.error

@@ -1,5 +1,5 @@
 """The allocated-but-idle headline on the demo (its three snapshot clusters, the real vks-a100
-claim allocated months before its scrape among them): estimated GPU-hours never exceed the
+claim allocated at its snapshot's moment among them): estimated GPU-hours never exceed the
 window per device, a sample older than the window is "no recent data" and in no total, and
 reloading later does not change the figures (snapshot values are measured against their
 sample time, not the clock)."""
@@ -52,9 +52,13 @@ def test_estimated_gpu_hours_are_at_most_the_window_per_device(client_in, demo, 
         since = r["claim"].allocated_at or r["claim"].created
         held_to_sample = (r["device"].metrics_at - since).total_seconds() / 3600
         assert r["hours"] == pytest.approx(min(window_h, held_to_sample))
-    assert any((r["device"].metrics_at - r["claim"].allocated_at) > timedelta(days=30) for r in rows), (
-        "the demo holds a device allocated months before its only sample"
-    )
+    if window != "7d":
+        assert any(r["hours"] == window_h for r in rows), "the demo holds devices allocated before the window"
+    # The real vks-a100 scrape carries no time: it is dated at its snapshot's moment (the
+    # newest object timestamp, the diagnosis' clock), when its claim had just been allocated,
+    # so that claim has held its GPU for no time yet (dated at the load it was "24 h").
+    vks = [r for r in rows if r["cluster"] == "vks-a100"]
+    assert vks and all(r["device"].metrics_at == r["claim"].allocated_at and r["gpu_hours"] == 0 for r in vks)
     assert "GPU-hours wasted, estimated" in html and "latest stored value, sample" in html
 
 

@@ -36,11 +36,13 @@ class Command(BaseCommand):
             # Checked before a cluster is created: a mistyped path must not leave a failed cluster.
             if not path.exists():
                 raise CommandError(f"snapshot path does not exist: {path}")
-            kind, fields = SourceKind.SNAPSHOT, {"snapshot_path": opts["snapshot"]}
+            # Kept absolute: Sync now and the schedule read it from other working directories.
+            kind, fields = SourceKind.SNAPSHOT, {"snapshot_path": str(path.absolute())}
             # The folder's (or file's) own name: demo/vks-a100 -> vks-a100.
             name = name or (path.resolve().stem if path.is_file() else path.resolve().name) or "snapshot"
         elif opts["kubeconfig"]:
-            kind, fields = SourceKind.KUBECONFIG, {"kubeconfig_path": opts["kubeconfig"], "kube_context": opts["context"]}
+            kubeconfig = str(Path(opts["kubeconfig"]).expanduser().absolute())
+            kind, fields = SourceKind.KUBECONFIG, {"kubeconfig_path": kubeconfig, "kube_context": opts["context"]}
             name = name or (opts["context"] or "default")
         elif opts["in_cluster"]:
             kind, fields = SourceKind.IN_CLUSTER, {}

@@ -1,8 +1,8 @@
 """Trigram indexes for the device list's search (``filters.DeviceFilter.search``), PostgreSQL
 only: its substring matches (``UPPER(col) LIKE UPPER('%term%')``, Django's ``icontains``)
 scanned every device, claim and reservation, 1.2 s a search at 5,000 nodes (192,000 devices).
-With these a search reads only the candidate rows (tens of ms); a full sync of 5,000 nodes
-measured no slower (they are GIN indexes: each COPY batch goes to their pending list).
+With these a search reads only the candidate rows (tens of ms), but a full sync of 5,000
+nodes costs PostgreSQL ~10 s more CPU (21 -> 31 s) maintaining them.
 
 The expressions are the ones Django's ``icontains`` and ``iexact`` compare (``UPPER(col)``),
 or the planner would not use them. pg_trgm is a trusted extension (PostgreSQL 13+): the

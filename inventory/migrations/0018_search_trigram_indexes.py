@@ -7,7 +7,7 @@ nodes costs PostgreSQL ~10 s more CPU (21 -> 31 s) maintaining them.
 The expressions are the ones Django's ``icontains`` and ``iexact`` compare (``UPPER(col)``),
 or the planner would not use them. pg_trgm is a trusted extension (PostgreSQL 13+): the
 database owner may create it. Where it cannot be created the trigram indexes are skipped and
-search works as before, scanning; ``migrate inventory 0016`` then ``migrate`` adds them once
+search works as before, scanning; ``migrate inventory 0017`` then ``migrate`` adds them once
 the extension is there. SQLite: nothing (it has no such index; its search scans)."""
 
 import logging
@@ -67,6 +67,6 @@ def drop(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("inventory", "0016_node_plugin_gpu_count")]
+    dependencies = [("inventory", "0017_cluster_source_paths_absolute")]
 
     operations = [migrations.RunPython(create, drop)]

@@ -7,7 +7,7 @@ Pure: no Django, no cluster JSON. Every app imports these from here (there is on
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -37,6 +37,15 @@ CONTROL_PLANE_COMPONENTS = ("kube-apiserver", "kube-scheduler", "kube-controller
 def is_gpu_resource(name: str) -> bool:
     """``nvidia.com/gpu`` or ``nvidia.com/mig-*``: the device plugin's GPU resources."""
     return name == GPU_RESOURCE or name.startswith(MIG_RESOURCE_PREFIX)
+
+
+def has_gpu_labels(labels: Mapping[str, str]) -> bool:
+    """GPU Feature Discovery labels say the node carries NVIDIA GPUs (``nvidia.com/gpu.present``
+    or a positive ``nvidia.com/gpu.count``), whichever stack, DRA or device plugin, serves them."""
+    if labels.get("nvidia.com/gpu.present") == "true":
+        return True
+    count = labels.get("nvidia.com/gpu.count", "")
+    return isinstance(count, str) and count.isdigit() and int(count) > 0
 
 
 def image_tag(image: str) -> str | None:

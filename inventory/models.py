@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from . import parse
 from .fields import ClusterTextField, JSONTextField
+from .kube import has_gpu_labels
 from .normalize import normalize
 
 
@@ -144,6 +145,8 @@ class Node(KubeObjectBase):
     device_count = models.PositiveIntegerField(default=0, help_text="devices of all drivers")
     plugin_gpu_count = models.PositiveIntegerField(
         default=0, help_text="nvidia.com/gpu the NVIDIA device plugin advertises (status.allocatable)")
+    plugin_mig_count = models.PositiveIntegerField(
+        default=0, help_text="nvidia.com/mig-* the NVIDIA device plugin advertises (status.allocatable, mixed MIG strategy)")
 
     class Meta:
         ordering = ["name"]
@@ -165,9 +168,31 @@ class Node(KubeObjectBase):
         could, or the status is unknown: no Node object was read). ``PLACEABLE`` in SQL."""
         return "" if self.from_slices else "NotReady" if not self.ready else "cordoned" if self.unschedulable else ""
 
+    @property
+    def free(self) -> int:
+        """Devices a new claim could be allocated here now: the idle ones (``free_count``) on a
+        node the scheduler places pods on, else none. ``FREE`` in SQL."""
+        return 0 if self.unplaceable else self.free_count
+
+    @property
+    def device_plugin_gpus(self) -> int | None:
+        """``nvidia.com/gpu`` in ``status.allocatable``; None on a node the NVIDIA device plugin
+        does not serve (GPU Feature Discovery labels a DRA node's GPUs too: they say nothing of
+        the device plugin)."""
+        return self.plugin_gpu_count if self.plugin_gpu_count or self.plugin_mig_count else None
+
+    @property
+    def unpublished_gpus(self) -> bool:
+        """GPU Feature Discovery labels GPUs here, yet no ResourceSlice publishes one and the
+        device plugin advertises none: a DRA driver not publishing (crash-looping kubelet
+        plugin, empty pool), or no GPU stack at all. Needs ``labels``."""
+        return not (self.gpu_count or self.device_plugin_gpus is not None) and has_gpu_labels(self.labels or {})
+
 
 # The nodes ``Node.unplaceable`` says "" of, as a filter.
 PLACEABLE = models.Q(from_slices=True) | models.Q(ready=True, unschedulable=False)
+# ``Node.free`` in SQL (to sort and sum by).
+FREE = models.Case(models.When(PLACEABLE, then=models.F("free_count")), default=models.Value(0))
 
 
 class DeviceClass(KubeObjectBase):

@@ -260,18 +260,3 @@ def node_events(node: Node, limit: int = 30) -> list:
     events = [e for e in (parse_event(r) for r in rows) if e.involved_kind == "Node" and e.involved_name == node.name]
     events.sort(key=lambda e: e.last or e.first or "", reverse=True)
     return events[:limit]
-
-
-def device_plugin_gpus(node: Node) -> int | None:
-    """GPUs the NVIDIA device plugin advertises on ``node`` (``status.allocatable`` of
-    ``nvidia.com/gpu``, else the GPU feature discovery label ``nvidia.com/gpu.count``), or
-    None when neither says. A node on the device plugin publishes no ResourceSlice, so its
-    ``gpu_count`` (GPUs in slices) is 0 while it has GPUs."""
-    deferred = node.get_deferred_fields()
-    status = {} if "raw" in deferred else ((node.raw or {}).get("status") or {})
-    for source in (status.get("allocatable") or {}, status.get("capacity") or {}):
-        value = source.get("nvidia.com/gpu")
-        if isinstance(value, str | int) and str(value).isdecimal():
-            return int(value)
-    label = None if "labels" in deferred else (node.labels or {}).get("nvidia.com/gpu.count")
-    return int(label) if isinstance(label, str) and label.isdecimal() else None

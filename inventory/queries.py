@@ -16,7 +16,7 @@ from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, Max
 
 from . import capacity, mig, overview_store, summaries
 from .kube import GPU_DRIVER
-from .models import PLACEABLE, Cluster, Device, DeviceType, Node, ResourceSlice
+from .models import FREE, PLACEABLE, Cluster, Device, DeviceType, Node, ResourceSlice
 
 
 def scoped(qs: QuerySet, cluster: Cluster | None) -> QuerySet:
@@ -24,12 +24,15 @@ def scoped(qs: QuerySet, cluster: Cluster | None) -> QuerySet:
 
 
 def cluster_rows() -> list[dict[str, Any]]:
-    """One row per cluster with node/GPU/MIG/allocated/free totals (2 queries)."""
+    """One row per cluster with node/GPU/MIG/allocated/free totals (2 queries). ``free``:
+    ``Node.free`` summed (nothing on a NotReady or cordoned node); ``plugin_gpus``/``plugin_migs``:
+    what the device plugin advertises (``nvidia.com/gpu``, ``nvidia.com/mig-*``)."""
     sums = {
         r["cluster"]: r
         for r in Node.objects.values("cluster").annotate(
             nodes=Count("pk"), gpus=Sum("gpu_count"), migs=Sum("mig_count"),
-            allocated=Sum("allocated_count"), free=Sum("free_count"), plugin_gpus=Sum("plugin_gpu_count"),
+            allocated=Sum("allocated_count"), free=Sum(FREE), plugin_gpus=Sum("plugin_gpu_count"),
+            plugin_migs=Sum("plugin_mig_count"),
             not_ready=Count("pk", filter=Q(ready=False) | Q(unschedulable=True)),
             unknown=Count("pk", filter=Q(from_slices=True)),  # no Node object read: status unknown
             # Snapshots carry no server version: the kubelet versions the nodes report stand in.
@@ -43,7 +46,7 @@ def cluster_rows() -> list[dict[str, Any]]:
         lo, hi = s.get("kubelet_min") or "", s.get("kubelet_max") or ""
         rows.append({
             "cluster": c, "kubelets": lo if lo == hi else f"{lo} to {hi}",
-            **{k: s.get(k) or 0 for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown", "plugin_gpus")},
+            **{k: s.get(k) or 0 for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown", "plugin_gpus", "plugin_migs")},
         })  # fmt: skip
     return rows
 
@@ -62,9 +65,8 @@ def with_dra_counts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for name, stored_migs, stored_free, placeable in nodes.values_list("name", "mig_count", "free_count", "placeable"):
             if name in summary["free"]:
                 migs += summary["instances"][name] - stored_migs
-                free += summary["free"][name] - stored_free
-            if not placeable:  # the scheduler places no pod there
-                free -= summary["free"].get(name, stored_free)
+                if placeable:  # ``free`` counts nothing of the others: the scheduler places no pod there
+                    free += summary["free"][name] - stored_free
         out.append({**r, "migs": migs, "free": free})
     return out
 

@@ -16,7 +16,7 @@ from typing import Any
 from . import parse, records
 from .bulk import RawJSON
 from .kinds import BY_KIND
-from .kube import PRODUCT_LABEL, parse_time
+from .kube import GPU_RESOURCE, MIG_RESOURCE_PREFIX, PRODUCT_LABEL, parse_time
 from .models import DeviceType
 
 
@@ -49,14 +49,25 @@ def node_fields(obj: dict[str, Any], text: str | None, n: records.Node) -> dict[
         "kubelet_version": n.kubelet_version or "",
         "gpu_product": n.labels.get(PRODUCT_LABEL, ""),
         "plugin_gpu_count": plugin_gpus(n.allocatable),
+        "plugin_mig_count": plugin_migs(n.allocatable),
     }
+
+
+def _count(value: object) -> int:
+    text = str(value)
+    return int(text) if text.isdecimal() and len(text) < 7 else 0
 
 
 def plugin_gpus(allocatable: Mapping[str, str]) -> int:
     """The ``nvidia.com/gpu`` a node's ``status.allocatable`` holds (the device plugin's
     GPUs), 0 when it holds none or no whole number."""
-    value = str(allocatable.get("nvidia.com/gpu", ""))
-    return int(value) if value.isdecimal() and len(value) < 7 else 0
+    return _count(allocatable.get(GPU_RESOURCE, ""))
+
+
+def plugin_migs(allocatable: Mapping[str, str]) -> int:
+    """The ``nvidia.com/mig-<profile>`` a node's ``status.allocatable`` holds, summed: the
+    device plugin's MIG instances under the mixed strategy, whose GPUs are no ``nvidia.com/gpu``."""
+    return sum(_count(v) for k, v in allocatable.items() if k.startswith(MIG_RESOURCE_PREFIX))
 
 
 def device_class_fields(obj: dict[str, Any], text: str | None, dc: records.DeviceClass) -> dict[str, Any]:

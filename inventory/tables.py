@@ -34,13 +34,16 @@ class BoundedRequestConfig(tables.RequestConfig):
 
 
 class NodeTable(tables.Table):
+    """The node list. Its queryset carries ``free_sort`` (``FREE``): the Free column sorts by
+    what it shows."""
+
     name = tables.Column(linkify=True)
     cluster = tables.Column(accessor="cluster__name", verbose_name="Cluster")
     gpu_product = tables.Column(verbose_name="GPU product")
     gpu_count = tables.Column(verbose_name="GPUs")
     mig_count = tables.Column(verbose_name="MIG")
     allocated_count = tables.Column(verbose_name="Allocated")
-    free_count = tables.Column(verbose_name="Free")
+    free_count = tables.Column(accessor="free", order_by="free_sort", verbose_name="Free")
     kubelet_version = tables.Column(verbose_name="Kubelet")
     status = tables.Column(empty_values=(), orderable=False, verbose_name="Status")
 
@@ -52,17 +55,27 @@ class NodeTable(tables.Table):
         empty_text = "No nodes match these filters."
 
     def render_gpu_count(self, value, record):
-        from .object_views import device_plugin_gpus
-
-        if not value and (n := device_plugin_gpus(record)):
-            return format_html('{} <span class="badge amber" title="{}">device plugin</span>', n,
-                               "nvidia.com/gpu.count label: no ResourceSlice publishes these GPUs")
+        if not value and record.device_plugin_gpus:
+            return format_html('{} <span class="badge amber" title="{}">device plugin</span>', record.device_plugin_gpus,
+                               "status.allocatable nvidia.com/gpu: no ResourceSlice publishes these GPUs")
+        if record.unpublished_gpus:
+            return format_html('0 <span class="badge red" title="{}">none published</span>', UNPUBLISHED)
         return value
 
     def value_gpu_count(self, value, record):
-        from .object_views import device_plugin_gpus
+        return value or record.device_plugin_gpus or 0
 
-        return value or device_plugin_gpus(record) or 0
+    def render_mig_count(self, value, record):
+        if not value and record.plugin_mig_count:
+            return format_html('{} <span class="badge amber" title="{}">device plugin</span>', record.plugin_mig_count,
+                               "status.allocatable nvidia.com/mig-*: no ResourceSlice publishes these MIG instances")
+        return value
+
+    def render_free_count(self, value, record):
+        if record.unplaceable and record.free_count:
+            return format_html('0 <span class="small muted" title="the node is {}: the scheduler places no pod here">({} idle)</span>',
+                               record.unplaceable, record.free_count)
+        return value
 
     def value_status(self, record):
         return node_status(record)
@@ -149,6 +162,10 @@ class ClassDeviceTable(tables.Table):
         order_by = ("node_name",)
 
 
+UNPUBLISHED = ("GPU Feature Discovery labels GPUs on this node, but no ResourceSlice publishes one and the device plugin "
+               "advertises none (a DRA kubelet plugin not running?)")
+
+
 def node_status(node: Node) -> str:
     """Ready, NotReady, Cordoned, or unknown (no Node object read: known from its slices)."""
     if node.from_slices:
@@ -165,19 +182,15 @@ NODE_EXPORT = [
     Column("status", node_status),
     Column("gpu_product", lambda n: n.gpu_product),
     Column("gpus", lambda n: n.gpu_count),
-    Column("device_plugin_gpus", lambda n: _device_plugin_gpus(n)),
+    Column("device_plugin_gpus", lambda n: n.device_plugin_gpus),
+    Column("device_plugin_mig_instances", lambda n: n.plugin_mig_count),
     Column("mig_instances", lambda n: n.mig_count),
     Column("allocated", lambda n: n.allocated_count),
-    Column("free", lambda n: n.free_count),
+    Column("free", lambda n: n.free),
+    Column("idle", lambda n: n.free_count),
     Column("devices", lambda n: n.device_count),
     Column("kubelet_version", lambda n: n.kubelet_version),
 ]
-
-
-def _device_plugin_gpus(n: Node) -> int | None:
-    from .object_views import device_plugin_gpus
-
-    return device_plugin_gpus(n)
 
 
 def _holders(d: Device) -> list[dict]:

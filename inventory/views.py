@@ -15,7 +15,7 @@ from . import listexport, object_views, queries, search
 from .filters import DeviceFilter, NodeFilter, filtered
 from .htmx import partial_template, render_live
 from .lookup import by_name
-from .models import Cluster, Device, Node, ResourceSlice, SyncRun
+from .models import FREE, Cluster, Device, Node, ResourceSlice, SyncRun
 from .tables import DEVICE_EXPORT, NODE_EXPORT, BoundedRequestConfig, DeviceTable, NodeTable
 
 PAGE_SIZE = 50
@@ -26,7 +26,7 @@ def overview(request, cluster_name: str | None = None):
     cluster = get_object_or_404(Cluster, name=cluster_name) if cluster_name else None
     clusters = queries.with_dra_counts(queries.cluster_rows())
     shown = [r for r in clusters if cluster is None or r["cluster"] == cluster]
-    totals = {k: sum(r.get(k, 0) for r in shown) for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown", "plugin_gpus")}
+    totals = {k: sum(r.get(k, 0) for r in shown) for k in ("nodes", "gpus", "migs", "allocated", "free", "not_ready", "unknown", "plugin_gpus", "plugin_migs")}
     problem_nodes = queries.scoped(Node.objects.select_related("cluster"), cluster).filter(
         Q(ready=False) | Q(unschedulable=True)
     )[:10]
@@ -50,8 +50,8 @@ def overview(request, cluster_name: str | None = None):
 
 @vary_on_headers("HX-Request")
 def node_list(request):
-    # Labels are read for device-plugin nodes' GPU count (nvidia.com/gpu.count).
-    qs = Node.objects.select_related("cluster").defer("raw")
+    # Labels are read to tell a GPU node nothing publishes (``Node.unpublished_gpus``).
+    qs = Node.objects.select_related("cluster").defer("raw").annotate(free_sort=FREE)
     f = NodeFilter(request.GET, queryset=qs)
     if fmt := listexport.requested(request):
         return listexport.refused(f) or listexport.response(fmt, "nodes", filtered(f).order_by("cluster__name", "name", "pk"), NODE_EXPORT)
@@ -83,7 +83,7 @@ def node_detail(request, cluster_name: str, name: str):
         "capacity": status.get("capacity") or {},
         "allocatable": status.get("allocatable") or {},
         "events": object_views.node_events(node),
-        "device_plugin_gpus": object_views.device_plugin_gpus(node),
+        "device_plugin_gpus": node.device_plugin_gpus,
         "gpus": gpus,
         "others": others,
         "free_by_profile": queries.free_by_profile(gpus) if not (dra and dra.counter_consumers) else None,

@@ -14,7 +14,6 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..models import Cluster, Device, DeviceClass, Node, ResourceSlice
-from ..object_views import device_plugin_gpus
 from ..tables import node_status
 
 
@@ -31,8 +30,10 @@ class ClusterTotalsSerializer(serializers.Serializer):
     gpus = serializers.IntegerField(help_text="physical GPUs: whole or MIG-partitioned")
     migs = serializers.IntegerField(help_text="MIG instances")
     allocated = serializers.IntegerField(help_text="allocated devices of gpu.nvidia.com")
-    free = serializers.IntegerField(help_text="unallocated devices of gpu.nvidia.com")
+    free = serializers.IntegerField(help_text="devices of gpu.nvidia.com a new claim could be allocated now (none on NotReady or cordoned nodes)")
     not_ready = serializers.IntegerField(help_text="nodes NotReady or cordoned")
+    plugin_gpus = serializers.IntegerField(help_text="nvidia.com/gpu the NVIDIA device plugin advertises (status.allocatable)")
+    plugin_migs = serializers.IntegerField(help_text="nvidia.com/mig-* the NVIDIA device plugin advertises (status.allocatable)")
 
 
 class ClusterSerializer(serializers.ModelSerializer):
@@ -59,23 +60,29 @@ class NodeSerializer(serializers.ModelSerializer):
     page = serializers.SerializerMethodField()
     cluster = serializers.SlugRelatedField(slug_field="name", read_only=True)
     status = serializers.SerializerMethodField(help_text="Ready, NotReady, Cordoned, or unknown (known from slices only)")
-    device_plugin_gpus = serializers.SerializerMethodField(
-        help_text="GPUs the NVIDIA device plugin advertises (label nvidia.com/gpu.count); gpu_count counts GPUs in slices")
+    device_plugin_gpus = serializers.IntegerField(
+        read_only=True, allow_null=True,
+        help_text="nvidia.com/gpu in status.allocatable (the NVIDIA device plugin's GPUs); null on a node the device plugin "
+                  "does not serve. gpu_count counts GPUs in ResourceSlices")
+    device_plugin_mig_instances = serializers.IntegerField(
+        source="plugin_mig_count", read_only=True, help_text="nvidia.com/mig-* in status.allocatable (mixed MIG strategy)")
+    free_count = serializers.IntegerField(
+        source="free", read_only=True,
+        help_text="devices of gpu.nvidia.com a new claim could be allocated now: idle_count, 0 on a NotReady or cordoned node")
+    idle_count = serializers.IntegerField(
+        source="free_count", read_only=True, help_text="unallocated devices of gpu.nvidia.com, whatever the node's status")
 
     class Meta:
         model = Node
         fields = ["id", "url", "page", "cluster", "name", "uid", "status", "ready", "unschedulable", "from_slices",
-                  "kubelet_version", "gpu_product", "gpu_count", "device_plugin_gpus", "mig_count", "allocated_count", "free_count",
-                  "device_count", "labels"]
+                  "kubelet_version", "gpu_product", "gpu_count", "device_plugin_gpus", "device_plugin_mig_instances",
+                  "mig_count", "allocated_count", "free_count", "idle_count", "device_count", "labels"]
 
     def get_page(self, obj: Node) -> str | None:
         return page_url(obj)
 
     def get_status(self, obj: Node) -> str:
         return node_status(obj)
-
-    def get_device_plugin_gpus(self, obj: Node) -> int | None:
-        return device_plugin_gpus(obj)
 
 
 class HolderPodSerializer(serializers.Serializer):

@@ -20,6 +20,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple
 
+from inventory.kube import has_gpu_labels
+
 from .base import (
     _EMPTY_MAP as _NO_FIELDS,
 )
@@ -62,10 +64,7 @@ class Node(KubeRecord):
     @property
     def has_nvidia_gpu(self) -> bool:
         """GPU Feature Discovery labels say this node carries NVIDIA GPUs."""
-        if self.labels.get("nvidia.com/gpu.present") == "true":
-            return True
-        count = self.labels.get("nvidia.com/gpu.count", "")
-        return count.isdigit() and int(count) > 0
+        return has_gpu_labels(self.labels)
 
 
 def parse_node(obj: dict[str, Any]) -> Node:

@@ -1,7 +1,7 @@
-"""The data steps of the migrations that added ``Node.free_gpu_count`` and
-``Node.plugin_gpu_count`` count stored rows as a sync counts them: an older pool generation
-offers nothing, a pool listing a device twice has nothing free, and the device plugin's GPUs
-are what ``status.allocatable`` holds. Run on real slices and nodes, the counts they write
+"""The data steps of the migrations that added ``Node.free_gpu_count``,
+``Node.plugin_gpu_count`` and ``Node.plugin_mig_count`` count stored rows as a sync counts them:
+an older pool generation offers nothing, a pool listing a device twice has nothing free, and
+the device plugin's GPUs and MIG instances are what ``status.allocatable`` holds. Run on real slices and nodes, the counts they write
 equal what the sync wrote (a no-change re-sync never rewrites them)."""
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from tests.conftest import H100_SLICES, write_list
 
 free_step = importlib.import_module("inventory.migrations.0015_node_free_gpu_count")
 plugin_step = importlib.import_module("inventory.migrations.0016_node_plugin_gpu_count")
+mig_step = importlib.import_module("inventory.migrations.0017_node_plugin_mig_count")
 
 
 def _counts():
-    return dict(Node.objects.values_list("pk", "free_gpu_count")), dict(Node.objects.values_list("pk", "plugin_gpu_count"))
+    return [dict(Node.objects.values_list("pk", c)) for c in ("free_gpu_count", "plugin_gpu_count", "plugin_mig_count")]
 
 
 @pytest.mark.django_db
@@ -43,9 +44,10 @@ def test_the_data_steps_give_the_counts_a_sync_gives(tmp_path, sync_snapshot, se
     sync_snapshot(settings.BASE_DIR / "demo" / "migration" / "legacy-dp", "legacy-dp")
 
     synced = _counts()
-    assert any(synced[0].values()) and any(synced[1].values())
+    assert all(any(c.values()) for c in synced)
     assert Node.objects.get(cluster__name="invalid", name=gpu[1]["spec"]["nodeName"]).free_gpu_count == 0
-    Node.objects.update(free_gpu_count=0, plugin_gpu_count=0)  # as the columns are added
+    Node.objects.update(free_gpu_count=0, plugin_gpu_count=0, plugin_mig_count=0)  # as the columns are added
     free_step.count_free_gpus(apps, None)
     plugin_step.count_plugin_gpus(apps, None)
+    mig_step.count_plugin_migs(apps, None)
     assert _counts() == synced

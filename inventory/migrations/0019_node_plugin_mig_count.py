@@ -22,7 +22,7 @@ def count_plugin_migs(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("inventory", "0016_node_plugin_gpu_count"),
+        ("inventory", "0018_search_trigram_indexes"),
     ]
 
     operations = [

@@ -67,9 +67,10 @@ class NodeFilter(django_filters.FilterSet):
         return qs.filter(Q(name__icontains=value) | Q(gpu_product__icontains=value))
 
     def by_driver(self, qs, name, value):
-        # Nodes that hold at least one device of that driver (an indexed subquery).
-        nodes = Device.objects.filter(driver__icontains=value).values("node_name")
-        return qs.filter(name__in=nodes)
+        # Nodes that hold at least one device of that driver, in their own cluster: a namesake
+        # node of another cluster is another machine (the (cluster, node_name) index).
+        held = Device.objects.filter(cluster_id=OuterRef("cluster_id"), node_name=OuterRef("name"), driver__icontains=value)
+        return qs.filter(Exists(held))
 
     def with_problems(self, qs, name, value):
         return qs.filter(Q(ready=False) | Q(unschedulable=True)) if value else qs

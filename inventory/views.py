@@ -16,6 +16,7 @@ from .filters import DeviceFilter, NodeFilter, filtered
 from .htmx import partial_template, render_live
 from .lookup import by_name
 from .models import Cluster, Device, Node, ResourceSlice, SyncRun
+from .templatetags.claimscope import pct
 from .tables import DEVICE_EXPORT, NODE_EXPORT, BoundedRequestConfig, DeviceTable, NodeTable
 
 PAGE_SIZE = 50
@@ -34,6 +35,8 @@ def overview(request, cluster_name: str | None = None):
         "cluster": cluster,
         "clusters": clusters,
         "totals": totals,
+        # The bar's share: what is neither (a NotReady node's, a tainted device) is in neither.
+        "allocated_pct": pct(totals["allocated"], totals["allocated"] + totals["free"]),
         **queries.device_aggregates(cluster, clusters),
         "problem_nodes": problem_nodes,
         "sync_runs": SyncRun.objects.filter(cluster=cluster)[:10] if cluster else None,

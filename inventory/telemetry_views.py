@@ -14,11 +14,11 @@ static and draws it (no inline scripts: the CSP allows scripts from 'self' only)
 from __future__ import annotations
 
 import json
-import math
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django import forms
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpResponse
@@ -85,12 +85,31 @@ def _chart_end(request, cluster: Cluster) -> datetime:
     return _end(request, recorded_end(cluster))
 
 
-def _number(request, name: str, default: float, lo: float, hi: float) -> float:
-    try:
-        v = float(request.GET.get(name, default))
-    except ValueError:
-        return default
-    return default if math.isnan(v) else min(max(v, lo), hi)
+class IdleForm(forms.Form):
+    """The idle page's parameters. A value it cannot read is an error, not its default: a
+    pasted link with a typo would otherwise show the default's numbers (or, for the
+    cluster, the whole fleet's) as if they were the link's."""
+
+    cluster = forms.ModelChoiceField(Cluster.objects.all(), to_field_name="name", required=False,
+                                     error_messages={"invalid_choice": "no stored cluster has this name"})
+    threshold = forms.FloatField(min_value=0, max_value=100, required=False)
+    busy = forms.FloatField(min_value=0, max_value=100, required=False)
+    window = forms.ChoiceField(choices=[(w, w) for w in charts.WINDOWS], required=False)
+    end = forms.CharField(required=False)
+
+    def clean_end(self) -> datetime | None:
+        raw = self.cleaned_data["end"]
+        if not raw:
+            return None
+        try:
+            t = datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "+"))
+        except ValueError:
+            raise forms.ValidationError("not an ISO 8601 time") from None
+        return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+    def refused(self) -> list[str]:
+        """Each invalid parameter with the value given and why, e.g. ``threshold=nan: Enter a number.``"""
+        return [f"{name}={self.data.get(name)!r}: {' '.join(errs)}" for name, errs in self.errors.items()]
 
 
 def value_rows(metrics: dict[str, float]) -> list[dict[str, Any]]:
@@ -383,13 +402,19 @@ def idle(request):
 
     GPU-hours wasted = hours x the device's share of a GPU (``gpu_fraction``).
     """
-    threshold = _number(request, "threshold", 5.0, 0.0, 100.0)
-    busy = _number(request, "busy", 50.0, 0.0, 100.0)
-    window = request.GET.get("window") if request.GET.get("window") in charts.WINDOWS else IDLE_DEFAULT_WINDOW
+    form = IdleForm(request.GET)
+    valid = form.is_valid()
+    got = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+    threshold, busy = got.get("threshold", 5.0), got.get("busy", 50.0)
+    window = got.get("window", IDLE_DEFAULT_WINDOW)
     window_s = charts.WINDOWS[window]
-    end = _end(request)
+    end = got.get("end") or timezone.now()
     clusters = list(Cluster.objects.all())
-    chosen = next((c for c in clusters if c.name == request.GET.get("cluster")), None)
+    chosen = got.get("cluster")
+    if not valid:
+        ctx = {"threshold": threshold, "busy": busy, "window": window, "windows": list(charts.WINDOWS),
+               "end": request.GET.get("end", ""), "clusters": clusters, "chosen": chosen, "refused": form.refused()}
+        return render(request, partial_template(request, "telemetry/idle.html", "tables"), ctx)
     shown = [chosen] if chosen else clusters
 
     results = AllocationResult.objects.filter(device__isnull=False, cluster__in=shown).select_related("device", "claim")

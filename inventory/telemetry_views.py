@@ -42,6 +42,7 @@ from .models import (
     Reservation,
     UnmatchedSeries,
 )
+from .object_views import device_plugin_gpus
 from .prometheus import MetricsUnavailable
 from .telemetry import (
     JOIN_FIELDS,
@@ -320,17 +321,23 @@ def heatmap(request, cluster_name: str):
     """GPUs by node x index coloured by utilization, MIG instances inside their GPU; 100 nodes
     a page, so a 5,000-node cluster costs the same queries per page as a small one."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
-    nodes_qs = Node.objects.filter(cluster=cluster).order_by("name").only("name", "gpu_product", "ready", "unschedulable", "cluster_id")
+    nodes_qs = Node.objects.filter(cluster=cluster).order_by("name").only(
+        "name", "gpu_product", "ready", "unschedulable", "cluster_id", "plugin_gpu_count", "labels")
     page = Paginator(nodes_qs, HEATMAP_NODES_PER_PAGE).get_page(request.GET.get("page"))
     nodes = list(page.object_list)
     by_node: dict[str, list[Device]] = defaultdict(list)
     devs = Device.objects.filter(cluster=cluster, node_name__in=[n.name for n in nodes], driver=GPU_DRIVER).exclude(type=DeviceType.OTHER)
     for d in devs.only(*_CELL_FIELDS):
         by_node[d.node_name].append(d)
-    rows = [{"node": n, "gpus": _arrange(by_node.get(n.name, []))} for n in nodes]
+    # A node without DRA devices may still have GPUs, on the device plugin: said, not "none".
+    rows = [{"node": n, "gpus": _arrange(by_node.get(n.name, [])),
+             "plugin_gpus": None if n.name in by_node else n.plugin_gpu_count or device_plugin_gpus(n)} for n in nodes]
     state = metrics_state(cluster, timezone.now())
     legend = [{"label": f"{u}%", "colour": charts.heat_colour(u)} for u in (0, 25, 50, 75, 100)]
-    ctx = {"cluster": cluster, "page": page, "rows": rows, "states": [state], "legend": legend, "no_data": charts.heat_colour(None)}
+    ctx = {"cluster": cluster, "page": page, "rows": rows, "states": [state], "legend": legend, "no_data": charts.heat_colour(None),
+           # (asked only when this page has no DRA GPU: a page of a DRA cluster costs no query more)
+           "no_dra": not by_node and not Device.objects.filter(cluster=cluster, driver=GPU_DRIVER).exists(),
+           "plugin_gpus": sum(r["plugin_gpus"] or 0 for r in rows)}
     return render(request, partial_template(request, "telemetry/heatmap.html", "grid"), ctx)
 
 

@@ -82,20 +82,33 @@ def _download(fmt: str, report: cb.Report, clusters: list[Cluster]) -> HttpRespo
 def chargeback(request):
     """The page (login required, as every page: ``LoginRequiredMiddleware``)."""
     clusters = list(Cluster.objects.all())
-    chosen = next((c for c in clusters if c.name == request.GET.get("cluster")), None)
+    name = request.GET.get("cluster") or ""
+    chosen = next((c for c in clusters if c.name == name), None)
     shown = [chosen] if chosen else clusters
-    preset = request.GET.get("window") if request.GET.get("window") in WINDOWS else DEFAULT_WINDOW
+    preset = request.GET.get("window") or DEFAULT_WINDOW
     ctx: dict[str, Any] = {
-        "clusters": clusters, "chosen": chosen, "windows": list(WINDOWS), "window": preset,
+        "clusters": clusters, "chosen": chosen, "windows": list(WINDOWS), "window": preset if preset in WINDOWS else DEFAULT_WINDOW,
         "since_text": request.GET.get("since", ""), "until_text": request.GET.get("until", ""), "error": "",
     }  # fmt: skip
-    try:
-        since, until = window(shown, request.GET.get("since"), request.GET.get("until"), preset)
-    except ValueError as exc:
-        ctx["error"] = f"Window not understood ({exc}); give ISO 8601 dates like 2026-11-01 or 2026-11-01T12:00:00Z."
+    # A value the page cannot read is refused, as the API refuses it: an unknown cluster
+    # dropped would bill the whole fleet under a link that names one cluster.
+    refused: dict[str, list[str]] = {}
+    if name and chosen is None:
+        refused["cluster"] = [f"No stored cluster named {name!r}."]
+    if preset not in WINDOWS:
+        refused["window"] = [f"{preset!r} is not one of {', '.join(WINDOWS)}."]
+    if not refused:
+        try:
+            since, until = window(shown, request.GET.get("since"), request.GET.get("until"), preset)
+        except ValueError as exc:
+            refused["since, until"] = [f"Window not understood ({exc}); give ISO 8601 dates like 2026-11-01 or 2026-11-01T12:00:00Z."]
+    fmt = listexport.requested(request)
+    if refused:
+        if fmt:
+            return listexport.refusal(refused)
+        ctx["error"] = " ".join(e for errs in refused.values() for e in errs) + " Nothing is counted."
         return render(request, "claims/chargeback.html", ctx, status=400)
     report, errors = build_report(shown, since, until)
-    fmt = listexport.requested(request)
     if fmt:
         return _download(fmt, report, shown)
     namespaces = report.namespaces()

@@ -42,6 +42,24 @@ def device_uuid_q(value: str) -> Q:
     return Q(uuid__icontains=value) | Q(parent_uuid__icontains=value)
 
 
+class YesNoField(forms.NullBooleanField):
+    """Empty (any), ``true`` or ``false``; anything else is a form error (Django's
+    NullBooleanField reads a typo as "any", which would show every row as if unfiltered)."""
+
+    def to_python(self, value):
+        if value not in (None, "", True, False, "true", "false", "True", "False"):
+            raise forms.ValidationError("One of true, false (or empty: any).", code="invalid")
+        return super().to_python(value)
+
+
+class YesNoFilter(django_filters.BooleanFilter):
+    field_class = YesNoField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", forms.Select(choices=ANY_YES_NO))
+        super().__init__(*args, **kwargs)
+
+
 class IntegerFilter(django_filters.NumberFilter):
     """A whole number (django-filter's NumberFilter takes decimals: "≥ 0.5 free devices")."""
 
@@ -60,7 +78,7 @@ class NodeFilter(django_filters.FilterSet):
     product = TextFilter(field_name="gpu_product", lookup_expr="icontains", label="GPU product")
     driver = TextFilter(method="by_driver", label="Driver")
     min_free = IntegerFilter(method="by_free_gpus", label="Free whole GPUs ≥ (Ready, schedulable)")
-    problems = django_filters.BooleanFilter(method="with_problems", label="Only problems", widget=forms.Select(choices=ANY_YES_NO))
+    problems = YesNoFilter(method="with_problems", label="Only problems")
 
     class Meta:
         model = Node
@@ -70,9 +88,10 @@ class NodeFilter(django_filters.FilterSet):
         return qs.filter(Q(name__icontains=value) | Q(gpu_product__icontains=value))
 
     def by_driver(self, qs, name, value):
-        # Nodes that hold at least one device of that driver (an indexed subquery).
-        nodes = Device.objects.filter(driver__icontains=value).values("node_name")
-        return qs.filter(name__in=nodes)
+        # Nodes that hold at least one device of that driver, in their own cluster: a namesake
+        # node of another cluster is another machine (the (cluster, node_name) index).
+        held = Device.objects.filter(cluster_id=OuterRef("cluster_id"), node_name=OuterRef("name"), driver__icontains=value)
+        return qs.filter(Exists(held))
 
     def with_problems(self, qs, name, value):
         return qs.filter(Q(ready=False) | Q(unschedulable=True)) if value else qs
@@ -92,7 +111,7 @@ class DeviceFilter(django_filters.FilterSet):
     type = django_filters.ChoiceFilter(choices=DeviceType.choices, label="Type")
     driver = TextFilter(field_name="driver", lookup_expr="icontains", label="Driver")
     profile = TextFilter(field_name="profile", lookup_expr="icontains", label="MIG profile")
-    allocated = django_filters.BooleanFilter(method="by_allocated", label="Allocated", widget=forms.Select(choices=ANY_YES_NO))
+    allocated = YesNoFilter(method="by_allocated", label="Allocated")
     slice = TextFilter(field_name="slice__name", lookup_expr="icontains", label="ResourceSlice")
 
     class Meta:

@@ -49,7 +49,12 @@ def refused(f) -> HttpResponse | None:
     long), for a download asked with one: an empty file would read as "nothing matches"."""
     if not f.is_bound or f.is_valid():
         return None
-    lines = [f"{name}: {'; '.join(str(e) for e in errs)}" for name, errs in f.errors.items()]
+    return refusal({name: [str(e) for e in errs] for name, errs in f.errors.items()})
+
+
+def refusal(errors: dict[str, list[str]]) -> HttpResponse:
+    """The 400 of a download asked with invalid parameters: parameter -> its errors."""
+    lines = [f"{name}: {'; '.join(errs)}" for name, errs in errors.items()]
     return HttpResponse("Invalid filter; nothing exported.\n" + "\n".join(lines) + "\n", status=400,
                         content_type="text/plain; charset=utf-8")
 

@@ -406,7 +406,8 @@ def dra_totals(summary: Mapping[str, Any]) -> dict[str, int]:
 
 def overview_counts(totals: Iterable[DeviceTotals], dra: Iterable[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """The overview's ``products``, ``profiles`` and ``other_drivers`` of the clusters whose
-    device totals and DRA summaries (``DraSummaries.summary()`` each) are given.
+    device totals (a ``DeviceTotals`` each) and DRA summaries (``DraSummaries.summary()``
+    each) are given.
 
     ``products`` (by productName, sorted): ``whole`` GPUs and ``whole_allocated``,
     ``memory_bytes`` (largest), ``mig_parents`` (distinct parentUUIDs that are no whole GPU's
@@ -415,7 +416,8 @@ def overview_counts(totals: Iterable[DeviceTotals], dra: Iterable[Mapping[str, A
     productName, profile): ``total``, ``allocated``, ``free``: instances not held, or under
     dynamic MIG what can still be allocated (``allocatable_now_by_profile`` summed over the
     nodes), then ``placements`` (the unheld possible ones). ``other_drivers`` (by driver):
-    ``devices``, ``allocated``, ``nodes`` (distinct node names)."""
+    ``devices``, ``allocated``, ``nodes`` (distinct (cluster, node name)s: ``totals`` are one
+    cluster's each)."""
     parts = list(totals)
     whole: dict[str, list[int]] = {}
     memory: dict[str, int] = {}
@@ -466,8 +468,10 @@ def overview_counts(totals: Iterable[DeviceTotals], dra: Iterable[Mapping[str, A
         else:
             row["free"] = n - h
         profiles.append(row)
+    # Each part is one cluster: a node name is counted per cluster (gpu-node-1 of two
+    # clusters is two machines).
     drivers = [
-        {"driver": d, "devices": n, "allocated": h, "nodes": len(set().union(*(t.other_nodes.get(d, {}) for t in parts)))}
+        {"driver": d, "devices": n, "allocated": h, "nodes": sum(len(t.other_nodes.get(d, {})) for t in parts)}
         for d, (n, h) in sorted(other.items())
     ]  # fmt: skip
     return {"products": products, "profiles": profiles, "other_drivers": drivers}

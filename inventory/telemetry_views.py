@@ -14,11 +14,11 @@ static and draws it (no inline scripts: the CSP allows scripts from 'self' only)
 from __future__ import annotations
 
 import json
-import math
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django import forms
 from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpResponse
@@ -42,6 +42,7 @@ from .models import (
     Reservation,
     UnmatchedSeries,
 )
+from .object_views import device_plugin_gpus
 from .prometheus import MetricsUnavailable
 from .telemetry import (
     JOIN_FIELDS,
@@ -85,12 +86,31 @@ def _chart_end(request, cluster: Cluster) -> datetime:
     return _end(request, recorded_end(cluster))
 
 
-def _number(request, name: str, default: float, lo: float, hi: float) -> float:
-    try:
-        v = float(request.GET.get(name, default))
-    except ValueError:
-        return default
-    return default if math.isnan(v) else min(max(v, lo), hi)
+class IdleForm(forms.Form):
+    """The idle page's parameters. A value it cannot read is an error, not its default: a
+    pasted link with a typo would otherwise show the default's numbers (or, for the
+    cluster, the whole fleet's) as if they were the link's."""
+
+    cluster = forms.ModelChoiceField(Cluster.objects.all(), to_field_name="name", required=False,
+                                     error_messages={"invalid_choice": "no stored cluster has this name"})
+    threshold = forms.FloatField(min_value=0, max_value=100, required=False)
+    busy = forms.FloatField(min_value=0, max_value=100, required=False)
+    window = forms.ChoiceField(choices=[(w, w) for w in charts.WINDOWS], required=False)
+    end = forms.CharField(required=False)
+
+    def clean_end(self) -> datetime | None:
+        raw = self.cleaned_data["end"]
+        if not raw:
+            return None
+        try:
+            t = datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "+"))
+        except ValueError:
+            raise forms.ValidationError("not an ISO 8601 time") from None
+        return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+    def refused(self) -> list[str]:
+        """Each invalid parameter with the value given and why, e.g. ``threshold=nan: Enter a number.``"""
+        return [f"{name}={self.data.get(name)!r}: {' '.join(errs)}" for name, errs in self.errors.items()]
 
 
 def value_rows(metrics: dict[str, float]) -> list[dict[str, Any]]:
@@ -301,17 +321,23 @@ def heatmap(request, cluster_name: str):
     """GPUs by node x index coloured by utilization, MIG instances inside their GPU; 100 nodes
     a page, so a 5,000-node cluster costs the same queries per page as a small one."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
-    nodes_qs = Node.objects.filter(cluster=cluster).order_by("name").only("name", "gpu_product", "ready", "unschedulable", "cluster_id")
+    nodes_qs = Node.objects.filter(cluster=cluster).order_by("name").only(
+        "name", "gpu_product", "ready", "unschedulable", "cluster_id", "plugin_gpu_count", "labels")
     page = Paginator(nodes_qs, HEATMAP_NODES_PER_PAGE).get_page(request.GET.get("page"))
     nodes = list(page.object_list)
     by_node: dict[str, list[Device]] = defaultdict(list)
     devs = Device.objects.filter(cluster=cluster, node_name__in=[n.name for n in nodes], driver=GPU_DRIVER).exclude(type=DeviceType.OTHER)
     for d in devs.only(*_CELL_FIELDS):
         by_node[d.node_name].append(d)
-    rows = [{"node": n, "gpus": _arrange(by_node.get(n.name, []))} for n in nodes]
+    # A node without DRA devices may still have GPUs, on the device plugin: said, not "none".
+    rows = [{"node": n, "gpus": _arrange(by_node.get(n.name, [])),
+             "plugin_gpus": None if n.name in by_node else n.plugin_gpu_count or device_plugin_gpus(n)} for n in nodes]
     state = metrics_state(cluster, timezone.now())
     legend = [{"label": f"{u}%", "colour": charts.heat_colour(u)} for u in (0, 25, 50, 75, 100)]
-    ctx = {"cluster": cluster, "page": page, "rows": rows, "states": [state], "legend": legend, "no_data": charts.heat_colour(None)}
+    ctx = {"cluster": cluster, "page": page, "rows": rows, "states": [state], "legend": legend, "no_data": charts.heat_colour(None),
+           # (asked only when this page has no DRA GPU: a page of a DRA cluster costs no query more)
+           "no_dra": not by_node and not Device.objects.filter(cluster=cluster, driver=GPU_DRIVER).exists(),
+           "plugin_gpus": sum(r["plugin_gpus"] or 0 for r in rows)}
     return render(request, partial_template(request, "telemetry/heatmap.html", "grid"), ctx)
 
 
@@ -383,13 +409,19 @@ def idle(request):
 
     GPU-hours wasted = hours x the device's share of a GPU (``gpu_fraction``).
     """
-    threshold = _number(request, "threshold", 5.0, 0.0, 100.0)
-    busy = _number(request, "busy", 50.0, 0.0, 100.0)
-    window = request.GET.get("window") if request.GET.get("window") in charts.WINDOWS else IDLE_DEFAULT_WINDOW
+    form = IdleForm(request.GET)
+    valid = form.is_valid()
+    got = {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+    threshold, busy = got.get("threshold", 5.0), got.get("busy", 50.0)
+    window = got.get("window", IDLE_DEFAULT_WINDOW)
     window_s = charts.WINDOWS[window]
-    end = _end(request)
+    end = got.get("end") or timezone.now()
     clusters = list(Cluster.objects.all())
-    chosen = next((c for c in clusters if c.name == request.GET.get("cluster")), None)
+    chosen = got.get("cluster")
+    if not valid:
+        ctx = {"threshold": threshold, "busy": busy, "window": window, "windows": list(charts.WINDOWS),
+               "end": request.GET.get("end", ""), "clusters": clusters, "chosen": chosen, "refused": form.refused()}
+        return render(request, partial_template(request, "telemetry/idle.html", "tables"), ctx)
     shown = [chosen] if chosen else clusters
 
     results = AllocationResult.objects.filter(device__isnull=False, cluster__in=shown).select_related("device", "claim")

@@ -7,7 +7,7 @@ htmx requests (``page.html#partial``) and the full page otherwise.
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Q, Sum
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.vary import vary_on_headers
 
@@ -17,6 +17,7 @@ from .htmx import partial_template, render_live
 from .lookup import by_name
 from .models import FREE, Cluster, Device, Node, ResourceSlice, SyncRun
 from .tables import DEVICE_EXPORT, NODE_EXPORT, BoundedRequestConfig, DeviceTable, NodeTable
+from .templatetags.claimscope import pct
 
 PAGE_SIZE = 50
 
@@ -34,6 +35,8 @@ def overview(request, cluster_name: str | None = None):
         "cluster": cluster,
         "clusters": clusters,
         "totals": totals,
+        # The bar's share: what is neither (a NotReady node's, a tainted device) is in neither.
+        "allocated_pct": pct(totals["allocated"], totals["allocated"] + totals["free"]),
         **queries.device_aggregates(cluster, clusters),
         "problem_nodes": problem_nodes,
         "sync_runs": SyncRun.objects.filter(cluster=cluster)[:10] if cluster else None,
@@ -110,6 +113,11 @@ def device_list(request):
     devices = [row.record for row in table.page.object_list]
     queries.attach_holders(None, devices)
     ctx = {"filter": f, "table": table, "devices": devices}
+    # "No devices match" would send the reader to refine a search that cannot match: the
+    # cluster publishes no DRA device at all (its GPUs, if any, on the device plugin).
+    chosen = f.form.cleaned_data.get("cluster") if f.is_bound and f.is_valid() else None
+    if chosen is not None and not devices and not Device.objects.filter(cluster=chosen).exists():
+        ctx["no_dra"] = {"cluster": chosen, "plugin_gpus": Node.objects.filter(cluster=chosen).aggregate(n=Sum("plugin_gpu_count"))["n"] or 0}
     return render(request, partial_template(request, "inventory/device_list.html", "table"), ctx)
 
 

@@ -28,7 +28,7 @@ from django.utils.http import content_disposition_header, urlencode
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from inventory import yamltext
+from inventory import listexport, yamltext
 from inventory.htmx import partial_template
 from inventory.models import Cluster, KubeObject
 from migration import blockers as b
@@ -258,9 +258,13 @@ def _dump(obj: dict[str, Any]) -> str:
     return yamltext.dump(obj, sort_keys=False, default_flow_style=False, allow_unicode=False)
 
 
-def _target(request) -> str:
+def _target(request) -> tuple[str, str]:
+    """``?target=`` (default the newest) and "", or the default and why the one given is
+    refused: planning silently for another version would pass for the link's plan."""
     value = request.GET.get("target") or TARGETS[0]
-    return value if value in TARGETS else TARGETS[0]
+    if value in TARGETS:
+        return value, ""
+    return TARGETS[0], f"Target Kubernetes {value!r} is not one we plan for: one of {', '.join(TARGETS)}."
 
 
 def _plan_rows(plan: p.MigrationPlan) -> list[dict[str, Any]]:
@@ -284,9 +288,10 @@ def _plan_rows(plan: p.MigrationPlan) -> list[dict[str, Any]]:
 @vary_on_headers("HX-Request")
 def plan(request):
     cluster, clusters = _selected_cluster(request, prefer_busiest=True)
-    target = _target(request)
-    ctx: dict[str, Any] = {"cluster": cluster, "clusters": clusters, "targets": TARGETS, "target": target}
-    if cluster is not None:
+    target, target_error = _target(request)
+    ctx: dict[str, Any] = {"cluster": cluster, "clusters": clusters, "targets": TARGETS, "target": target,
+                           "target_error": target_error}
+    if cluster is not None and not target_error:
         result = cluster_plan(cluster, target)
         rows = _plan_rows(result)
         namespaces = sorted({r["w"].ref.namespace or "default" for r in rows})
@@ -342,7 +347,10 @@ def _yaml_response(text: str, filename: str) -> HttpResponse:
 def bundle(request, cluster_name: str, namespace: str):
     """One namespace's bundle: ResourceClaimTemplates, then the patched workloads."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
-    result = cluster_plan(cluster, _target(request))
+    target, error = _target(request)
+    if error:  # a bundle for another version than the link's would be applied as if it were its
+        return listexport.refusal({"target": [error]})
+    result = cluster_plan(cluster, target)
     text = _find_bundle(result.stopgap_bundles if request.GET.get("stopgap") else result.bundles, namespace)
     if text is None:
         raise Http404("no bundle for this namespace")
@@ -356,7 +364,10 @@ _YAML_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # no line break 
 def bundle_all(request, cluster_name: str):
     """Every namespace's bundle as one multi-document YAML file (``kubectl apply -f`` ready)."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
-    result = cluster_plan(cluster, _target(request))
+    target, error = _target(request)
+    if error:  # a bundle for another version than the link's would be applied as if it were its
+        return listexport.refusal({"target": [error]})
+    result = cluster_plan(cluster, target)
     text = "".join(t if t.endswith("\n") else t + "\n" for t in result.bundles.values())
     if not text:  # an empty file would read as "nothing to do", not as "nothing could be translated"
         errors = len(result.errors)
@@ -368,7 +379,10 @@ def bundle_all(request, cluster_name: str):
 def bundle_zip(request, cluster_name: str):
     """A zip: ``<namespace>.yaml`` per namespace, ``stopgap/``, ``summary.json``, ``summary.txt``."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
-    result = cluster_plan(cluster, _target(request))
+    target, error = _target(request)
+    if error:  # a bundle for another version than the link's would be applied as if it were its
+        return listexport.refusal({"target": [error]})
+    result = cluster_plan(cluster, target)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for ns, text in result.bundles.items():

@@ -81,7 +81,9 @@ def device_aggregates(cluster: Cluster | None, clusters: list[dict[str, Any]] | 
 
     rows = clusters if clusters is not None else cluster_rows()
     stamp = "|".join(f"{r['cluster'].pk}:{r['cluster'].data_changed_at}" for r in rows if cluster in (None, r["cluster"]))
-    key = "overview:" + hashlib.sha256(f"{cluster.pk if cluster else '*'}|{stamp}".encode()).hexdigest()
+    # The code's fingerprint too: counts another release made are not served after a deploy.
+    key = "overview:" + hashlib.sha256(
+        f"{cluster.pk if cluster else '*'}|{stamp}|{overview_store.fingerprint()}".encode()).hexdigest()
     found = cache.get(key)
     if found is None:
         found = _overview_counts(cluster, rows)
@@ -626,7 +628,8 @@ def cluster_dra_summary(cluster: Cluster) -> dict[str, Any]:
 
 
 def _dra_key(cluster: Cluster) -> str:
-    return "dra-summary:" + hashlib.sha256(f"{cluster.pk}|{cluster.data_changed_at}".encode()).hexdigest()
+    return "dra-summary:" + hashlib.sha256(
+        f"{cluster.pk}|{cluster.data_changed_at}|{overview_store.fingerprint()}".encode()).hexdigest()
 
 
 def dra_holders(state: Any) -> list[dict[str, Any]]:

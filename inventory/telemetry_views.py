@@ -42,7 +42,6 @@ from .models import (
     Reservation,
     UnmatchedSeries,
 )
-from .object_views import device_plugin_gpus
 from .prometheus import MetricsUnavailable
 from .telemetry import (
     JOIN_FIELDS,
@@ -322,22 +321,25 @@ def heatmap(request, cluster_name: str):
     a page, so a 5,000-node cluster costs the same queries per page as a small one."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
     nodes_qs = Node.objects.filter(cluster=cluster).order_by("name").only(
-        "name", "gpu_product", "ready", "unschedulable", "cluster_id", "plugin_gpu_count", "labels")
+        "name", "gpu_product", "ready", "unschedulable", "cluster_id", "gpu_count", "plugin_gpu_count", "plugin_mig_count", "labels")
     page = Paginator(nodes_qs, HEATMAP_NODES_PER_PAGE).get_page(request.GET.get("page"))
     nodes = list(page.object_list)
     by_node: dict[str, list[Device]] = defaultdict(list)
     devs = Device.objects.filter(cluster=cluster, node_name__in=[n.name for n in nodes], driver=GPU_DRIVER).exclude(type=DeviceType.OTHER)
     for d in devs.only(*_CELL_FIELDS):
         by_node[d.node_name].append(d)
-    # A node without DRA devices may still have GPUs, on the device plugin: said, not "none".
+    # A node without DRA devices may still have GPUs, on the device plugin, or labelled GPUs
+    # that nothing publishes (a DRA driver down): said, not "no GPU devices".
     rows = [{"node": n, "gpus": _arrange(by_node.get(n.name, [])),
-             "plugin_gpus": None if n.name in by_node else n.plugin_gpu_count or device_plugin_gpus(n)} for n in nodes]
+             "plugin_gpus": None if n.name in by_node else n.device_plugin_gpus,
+             "plugin_migs": 0 if n.name in by_node else n.plugin_mig_count,
+             "unpublished": n.name not in by_node and n.unpublished_gpus} for n in nodes]
     state = metrics_state(cluster, timezone.now())
     legend = [{"label": f"{u}%", "colour": charts.heat_colour(u)} for u in (0, 25, 50, 75, 100)]
     ctx = {"cluster": cluster, "page": page, "rows": rows, "states": [state], "legend": legend, "no_data": charts.heat_colour(None),
            # (asked only when this page has no DRA GPU: a page of a DRA cluster costs no query more)
            "no_dra": not by_node and not Device.objects.filter(cluster=cluster, driver=GPU_DRIVER).exists(),
-           "plugin_gpus": sum(r["plugin_gpus"] or 0 for r in rows)}
+           "plugin_gpus": sum((r["plugin_gpus"] or 0) + r["plugin_migs"] for r in rows)}
     return render(request, partial_template(request, "telemetry/heatmap.html", "grid"), ctx)
 
 

@@ -7,14 +7,15 @@ match". A node without any GPU still reads "no GPU devices"."""
 from __future__ import annotations
 
 import re
+from io import StringIO
 
 import pytest
 import yaml
 from django.conf import settings
+from django.core.management import call_command
 from django.urls import reverse
 
 from inventory.models import Device, Node
-from inventory.object_views import device_plugin_gpus
 from tests.conftest import H100_SLICES, write_list
 
 pytestmark = pytest.mark.django_db
@@ -55,12 +56,24 @@ def test_the_heatmap_counts_device_plugin_gpus_instead_of_none(client_in, legacy
     text = _text(html)
     assert "legacy-dp publishes no DRA devices" in text and PLAN in html
     for node in Node.objects.all():
-        name, n = node.name, node.plugin_gpu_count or device_plugin_gpus(node)  # allocatable, else the label
-        row = re.search(rf">{name}</a>.*?</tr>", html, re.S).group(0)
-        if n:
-            assert f"{n} GPUs on the device plugin" in _text(row) and "no GPU devices" not in row
-        else:
+        gpus, migs = node.device_plugin_gpus, node.plugin_mig_count  # status.allocatable, never the label
+        row = _text(re.search(rf">{node.name}</a>.*?</tr>", html, re.S).group(0))
+        if gpus:
+            assert f"{gpus} GPUs" in row and "on the device plugin" in row and "no GPU devices" not in row
+        if migs:  # gpu-node-03: MIG's mixed strategy, nvidia.com/mig-1g.18gb alone
+            assert f"{migs} MIG instances on the device plugin" in row
+        if not (gpus or migs):
             assert "no GPU devices" in row
+
+
+def test_the_heatmap_says_a_dra_node_whose_driver_publishes_nothing_is_no_device_plugin_node(client_in, tmp_path):
+    call_command("load_demo", "--out-dir", str(tmp_path), "--no-user", stdout=StringIO())
+    down = [n for n in Node.objects.filter(cluster__name="demo") if n.unpublished_gpus]
+    assert down, "the demo holds DRA nodes whose kubelet plugin publishes nothing"
+    html = client_in.get(reverse("inventory:telemetry-heatmap", args=["demo"])).content.decode()
+    for node in down:
+        row = _text(re.search(rf">{node.name}</a>.*?</tr>", html, re.S).group(0))
+        assert "none published" in row and "device plugin" not in row and "no GPU devices" not in row
 
 
 def test_the_device_list_of_the_cluster_says_why_it_is_empty(client_in, legacy):

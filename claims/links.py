@@ -43,6 +43,7 @@ class ObjectLink:
     name: str
     url: str
     stored: bool | None
+    role: str = ""  # what the object is to the finding, when its evidence says (``NODE_ROLES``)
 
     @property
     def label(self) -> str:
@@ -56,6 +57,25 @@ class ObjectLink:
 def _linkable(namespace: str, name: str) -> bool:
     """Kubernetes names and namespaces of every linked kind are DNS-1123 subdomains (or labels)."""
     return is_subdomain(name) and (not namespace or is_subdomain(namespace))
+
+
+# Evidence lists of node names, and what a node in one is to the finding (allocated_not_reserved
+# lists every node that refuses the pod besides the allocation's); the first list naming it wins.
+NODE_ROLES = (
+    ("allocation_nodes", "where the claim's allocation pins the pod"),
+    ("rejecting_nodes", "refusing the pod: cordoned, or a taint it does not tolerate"),
+)
+
+
+def _node_roles(finding) -> dict[str, str]:
+    """Node name -> role; none where the page did not load the evidence (the stuck queue)."""
+    evidence = None if "evidence" in finding.get_deferred_fields() else finding.evidence
+    roles: dict[str, str] = {}
+    for key, role in NODE_ROLES if isinstance(evidence, dict) else ():
+        names = evidence.get(key)
+        for name in names if isinstance(names, list) else ():
+            roles.setdefault(str(name), role)
+    return roles
 
 
 def _refs(finding) -> list[tuple[str, str, str]]:
@@ -105,16 +125,18 @@ def attach_object_links(findings: Iterable, known: Iterable[tuple[str, int, str,
     urls: dict[tuple[str, ...], str] = {}  # a node or claim named by many findings is reversed once
     for f in findings:
         links = []
+        roles = _node_roles(f)
         for kind, ns, name in _refs(f):
+            role = roles.get(name, "") if kind == "Node" else ""
             spec = LINKED_KINDS.get(kind)
             if spec is None or not name or (spec[2] and not ns):
-                links.append(ObjectLink(kind, ns, name, "", None))
+                links.append(ObjectLink(kind, ns, name, "", None, role))
                 continue
             key_ns = ns if spec[2] else ""
             # A row made from cluster text (a slice's nodeName) may hold a name no object can have:
             # ``..`` in a link would lead a browser to another page.
             if (kind, f.cluster_id, key_ns, name) not in found or not _linkable(key_ns, name):
-                links.append(ObjectLink(kind, ns, name, "", False))
+                links.append(ObjectLink(kind, ns, name, "", False, role))
                 continue
             args = (spec[1], f.cluster.name, ns, name) if spec[2] else (spec[1], f.cluster.name, name)
             url = urls.get(args)
@@ -124,5 +146,5 @@ def attach_object_links(findings: Iterable, known: Iterable[tuple[str, int, str,
                 except NoReverseMatch:
                     url = ""
                 urls[args] = url
-            links.append(ObjectLink(kind, ns, name, url, True))
+            links.append(ObjectLink(kind, ns, name, url, True, role))
         f.links = links

@@ -14,6 +14,7 @@ from django.core.paginator import Paginator
 from django.db.models import F, Prefetch, Q
 from django.http import Http404
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.vary import vary_on_headers
 from django_tables2 import RequestConfig
@@ -32,7 +33,8 @@ from inventory.models import (
     ResourceClaim,
     SourceKind,
 )
-from inventory.object_views import extended_resources, stored_class_names
+from inventory.object_views import TEMPLATE_KIND, extended_resources, stored_class_names
+from inventory.parse import is_subdomain
 from inventory.records import parse_event
 
 from .context_processors import NAV_SEVERITIES
@@ -260,6 +262,18 @@ def claim_detail(request, cluster_name: str, namespace: str, name: str):
     return render(request, "claims/claim_detail.html", ctx)
 
 
+def _template_urls(pod: Pod, refs: list) -> dict[str, str]:
+    """Pages of the stored ResourceClaimTemplates the pod's ``spec.resourceClaims`` name, by
+    name (one query). Names a template cannot have (cluster text) get no link."""
+    names = {n for r in refs if isinstance(r, dict) and isinstance(n := r.get("resourceClaimTemplateName"), str)
+             and is_subdomain(n)}
+    if not names or not is_subdomain(pod.namespace):
+        return {}
+    stored = KubeObject.objects.filter(cluster=pod.cluster, kind=TEMPLATE_KIND, namespace=pod.namespace, name__in=names)
+    return {n: reverse("inventory:claimtemplate", args=[pod.cluster.name, pod.namespace, n])
+            for n in stored.values_list("name", flat=True)}
+
+
 def pod_detail(request, cluster_name: str, namespace: str, name: str):
     """A pod: its claims, the open findings that involve it and the Events about it."""
     pod = by_name(Pod.objects.select_related("cluster"), cluster__name=cluster_name, namespace=namespace, name=name)
@@ -270,7 +284,7 @@ def pod_detail(request, cluster_name: str, namespace: str, name: str):
     attach_age_reference(findings, clock)
     attach_object_links(findings, known=[("Pod", pod.cluster_id, pod.namespace, pod.name)])
     ctx = {
-        "pod": pod, "claims": claims, "refs": refs, "conditions": (pod.raw.get("status") or {}).get("conditions") or [],
+        "pod": pod, "claims": claims, "refs": refs, "template_urls": _template_urls(pod, refs), "conditions": (pod.raw.get("status") or {}).get("conditions") or [],
         "extended": sorted(extended_resources(pod).items()),
         "open_findings": findings,
         "events": _events(pod.cluster, pod.namespace, set(), {pod.name}),

@@ -1,20 +1,23 @@
-"""The header search: one query string looked up across devices, claims, pods and nodes.
+"""The header search: one query string looked up across clusters, devices, claims, pods and nodes.
 
 ``search(q, limit)`` returns a ``SearchResult``: one ``Group`` per kind, in a fixed order
-(devices, claims, pods, nodes), each with at most ``limit`` objects and the total count.
+(clusters, devices, claims, pods, nodes), each with at most ``limit`` objects and the total count.
 What each kind is matched on (all case-insensitive substrings, no regex: cluster text is
 untrusted and the term is user text):
 
+- Cluster: its name.
 - Device: ``uuid`` or ``parent_uuid`` (``device_uuid_q``, the UUID part of the device
   list's own ``q``), so a GPU UUID finds the GPU and its MIG instances; or its MIG
-  ``profile`` (``1g.18gb``, ``3g``).
+  ``profile`` (``1g.18gb``, ``3g``). Not its product: the nodes answer that (a product is
+  every GPU of a node; PostgreSQL has trigram indexes for the device columns matched here,
+  none for ``product_name``, and one more OR arm would scan every device).
 - ResourceClaim / Pod: ``metadata.name`` or ``metadata.namespace``; a term written
   ``namespace/name`` (as pages show them) matches that namespace exactly and the name as a
   substring. A Pod also by its ``metadata.uid`` (what ``reservedFor`` and DCGM name).
-- Node: ``metadata.name``.
+- Node: ``metadata.name`` or its GPU product label (``A100``; as the node list's own ``q``).
 
 Queries: one per kind (``limit + 1`` rows tell whether there are more), plus one ``COUNT``
-for each kind that has more than ``limit``: at most 8, whatever the fleet size.
+for each kind that has more than ``limit``: at most 10, whatever the fleet size.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from django.db.models import Q, QuerySet
 from django.urls import NoReverseMatch, reverse
 
 from .filters import MAX_TERM, device_uuid_q
-from .models import Device, Node, Pod, ResourceClaim
+from .models import Cluster, Device, Node, Pod, ResourceClaim
 
 LIMIT = 20
 
@@ -128,15 +131,17 @@ def search(raw: str, limit: int = LIMIT) -> SearchResult:
     """Look ``raw`` up in every kind; no query at all for an empty (or blank) term."""
     term = Term.parse(raw)
     groups = [
+        Group("cluster", "Clusters", "cluster names"),
         Group("device", "Devices", "GPU and MIG UUIDs (and parent GPU UUIDs), MIG profiles"),
         Group("claim", "ResourceClaims", "claim names, namespaces and namespace/name"),
         Group("pod", "Pods", "pod names, namespaces, namespace/name and uids"),
-        Group("node", "Nodes", "node names"),
+        Group("node", "Nodes", "node names and GPU products"),
     ]
     result = SearchResult(term, groups)
     if not term.text or result.too_long:
         return result
-    device, claim, pod, node = groups
+    cluster, device, claim, pod, node = groups
+    _fill(cluster, Cluster.objects.filter(name__icontains=term.text).order_by("name", "pk"), limit)
     _fill(device, Device.objects.filter(device_uuid_q(term.text) | Q(profile__icontains=term.text))
           .select_related("cluster").defer("capacity", "metrics", "device_classes")
           .order_by("cluster__name", "node_name", "driver", "name", "pk"), limit)  # fmt: skip
@@ -144,11 +149,12 @@ def search(raw: str, limit: int = LIMIT) -> SearchResult:
           .order_by("cluster__name", "namespace", "name", "pk"), limit)  # fmt: skip
     _fill(pod, Pod.objects.filter(_name_q(term) | Q(uid__iexact=term.text)).select_related("cluster").defer("raw", "claim_names")
           .order_by("cluster__name", "namespace", "name", "pk"), limit)  # fmt: skip
-    _fill(node, Node.objects.filter(name__icontains=term.text).select_related("cluster").defer("raw", "labels")
+    _fill(node, Node.objects.filter(Q(name__icontains=term.text) | Q(gpu_product__icontains=term.text))
+          .select_related("cluster").defer("raw", "labels")
           .order_by("cluster__name", "name", "pk"), limit)  # fmt: skip
     for p in pod.objects:
         p.url = _link(lambda p=p: reverse("claims:pod", args=[p.cluster.name, p.namespace, p.name]))
-    for o in (*device.objects, *claim.objects, *node.objects):
+    for o in (*cluster.objects, *device.objects, *claim.objects, *node.objects):
         o.url = _link(o.get_absolute_url)
     # The list pages' own ``q`` matches more than this search does (e.g. the device list also
     # matches claim and pod names): "see all" shows at least these.

@@ -125,11 +125,19 @@ def migration_steps(
     steps = []
 
     target = parse_version(target_version) or (1, 36)
-    new_cluster = server is not None and server[:2] >= target[:2] and gcs and not has_cp
+    # What this cluster still lacks to count as the new cluster, so a "todo" says why.
+    missing = []
+    if server is None or server[:2] < target[:2]:
+        missing.append(f"the server on {target_version} or later" + (" (its version is unknown)" if server is None else ""))
+    if not gcs:
+        missing.append("a GPUCluster (GPU Operator v26.7.2+, step 2)")
+    if has_cp:
+        missing.append("no ClusterPolicy (the new cluster runs the GPU Operator through GPUCluster only)")
     steps.append(Step(1, "new_cluster", f"New cluster on Kubernetes {target_version}, GPU nodes on the old driver branch",
-                      STEP_DONE if new_cluster else STEP_TODO,
+                      STEP_TODO if missing else STEP_DONE,
                       (f"server {server_version or 'unknown'}; GPU nodes on driver branch "
-                       f"{', '.join('R' + x for x in branches) or 'unknown'}")))
+                       f"{', '.join('R' + x for x in branches) or 'unknown'}"
+                       + (f"; not done: needs {' and '.join(missing)}" if missing else ""))))
 
     if gcs and has_cp:
         s2, d2 = STEP_BLOCKED, "both ClusterPolicy and GPUCluster exist"

@@ -92,6 +92,13 @@ def _render_allocated_not_reserved(v: Verdict) -> tuple[str, str]:
         why.append("no pod references it")
     if f["cordoned"]:
         why.append(f"allocation pins it to cordoned node {', '.join(f['cordoned'])}")
+    # The nodes the finding involves besides the allocation's: say why they are there.
+    tainted = [n for n in f["allocation_nodes"] if n in f["rejecting_nodes"] and n not in f["cordoned"]]
+    if tainted:
+        why.append(f"allocation pins it to node {', '.join(tainted)}, whose taint the pod does not tolerate")
+    if others := len(set(f["rejecting_nodes"]) - set(f["allocation_nodes"])):
+        why.append(f"{others} {'other ' if f['allocation_nodes'] else ''}node(s) refuse the pod"
+                   " (cordoned, or a taint it does not tolerate)")
     age = f["held_seconds"]
     summary = (
         f"Claim {main.namespace}/{main.name} has held {f['devices']}"

@@ -6,6 +6,7 @@ Each tag runs one query, plus one per kind of involved object to link (``claims.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from django import template
@@ -30,7 +31,21 @@ def object_link(o) -> str:
     out = format_html('<a href="{}">{}</a>', o.url, text) if o.url else text
     if o.missing:
         out = format_html('{} <span class="badge grey" title="no such object is stored for this cluster">not stored</span>', out)
+    if o.role:
+        out = format_html('{} <span class="muted">· {}</span>', out, o.role)
     return out
+
+
+@register.filter
+def by_role(links) -> list[tuple[str, list]]:
+    """Involved objects in runs of one role, each without it: a page that names the role once
+    above its objects instead of on each line."""
+    groups: list[tuple[str, list]] = []
+    for o in links:
+        if not groups or groups[-1][0] != o.role:
+            groups.append((o.role, []))
+        groups[-1][1].append(replace(o, role=""))
+    return groups
 
 
 def _rows(qs) -> list[Finding]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from diag_helpers import base_cluster, categories, claim, load_yaml, names, of_kind, pod, request, run
+from diag_helpers import base_cluster, categories, claim, load_yaml, names, node, of_kind, pod, request, run
 
 from claims.diagnosis import Thresholds
 
@@ -34,6 +34,38 @@ def test_allocated_claim_without_consumer_is_allocated_not_reserved():
     f = run([*slices, c, p])
     assert categories(f) == ["allocated_not_reserved"]
     assert ("Pod", p["metadata"]["namespace"], p["metadata"]["name"]) in names(f[0])
+
+
+def _unbound_with_nodes(pinned_spec: dict, others: int):
+    """The VKS claim allocated but unreserved, its pod pending; its node gets ``pinned_spec``
+    and ``others`` more nodes are cordoned."""
+    slices, c, p = _vks()
+    c["status"]["reservedFor"] = []
+    p["spec"].pop("nodeName")
+    p["status"]["phase"] = "Pending"
+    pinned = node("conformance-test-np1-qcqc8-bpdtl-wv2gs")
+    pinned["spec"] = pinned_spec
+    cordoned = [node(f"other-{i}") for i in range(others)]
+    for n in cordoned:
+        n["spec"] = {"unschedulable": True}
+    f = run([*slices, c, p, pinned, *cordoned])
+    assert categories(f) == ["allocated_not_reserved"]
+    return f[0]
+
+
+def test_allocated_not_reserved_says_why_each_node_is_involved():
+    # Every node refusing the pod was listed as involved with nothing saying why.
+    f = _unbound_with_nodes({"unschedulable": True}, others=10)
+    assert len([o for o in f.objects if o.kind == "Node"]) == 11
+    assert "cordoned node conformance-test-np1-qcqc8-bpdtl-wv2gs" in f.summary
+    assert "10 other node(s) refuse the pod (cordoned, or a taint it does not tolerate)" in f.summary
+    assert f.evidence["allocation_nodes"] == ["conformance-test-np1-qcqc8-bpdtl-wv2gs"]
+
+
+def test_allocated_not_reserved_says_the_pinned_node_has_a_taint_the_pod_does_not_tolerate():
+    f = _unbound_with_nodes({"taints": [{"key": "maintenance", "effect": "NoSchedule"}]}, others=0)
+    assert "node conformance-test-np1-qcqc8-bpdtl-wv2gs, whose taint the pod does not tolerate" in f.summary
+    assert "other node" not in f.summary
 
 
 def test_allocated_not_reserved_waits_for_its_threshold():

@@ -27,6 +27,21 @@ def test_gpu_cluster_without_cluster_policy_completes_step_2():
     assert steps["new_cluster"].status == "done"
 
 
+def test_step_1_says_what_it_still_waits_for():
+    # "todo" with only "server v1.36.2" left the reader guessing what was missing.
+    no_cp = [o for o in device_plugin_cluster() if o.get("kind") != "ClusterPolicy"]
+    detail = _steps(no_cp, server="v1.36.2")["new_cluster"].detail
+    assert detail.endswith("; not done: needs a GPUCluster (GPU Operator v26.7.2+, step 2)")
+    detail = _steps(device_plugin_cluster(), server="v1.33.5")["new_cluster"].detail
+    assert detail.endswith("needs the server on 1.36 or later and a GPUCluster (GPU Operator v26.7.2+, step 2) and no"
+                           " ClusterPolicy (the new cluster runs the GPU Operator through GPUCluster only)")
+    assert "(its version is unknown)" in _steps(no_cp, server=None)["new_cluster"].detail
+    both = _steps(load("nvidia_v1alpha1_gpucluster.yaml", "v1_clusterpolicy.yaml"))["new_cluster"]
+    assert both.status == "todo" and both.detail.endswith("; not done: needs no ClusterPolicy (the new cluster runs"
+                                                         " the GPU Operator through GPUCluster only)")
+    assert "not done" not in _steps(load("nvidia_v1alpha1_gpucluster.yaml", "workloads/nodes-mixed.yaml"))["new_cluster"].detail
+
+
 def test_both_allocation_paths_block_step_2():
     steps = _steps(load("nvidia_v1alpha1_gpucluster.yaml", "v1_clusterpolicy.yaml"))
     assert steps["gpu_operator_gpucluster"].status == "blocked"

@@ -23,9 +23,6 @@ ANY_YES_NO = (("", "Any"), ("true", "Yes"), ("false", "No"))
 # The longest text a search box takes: a namespace/name (63 + 1 + 253) with room to spare. A
 # longer one names nothing, and SQLite refuses a LIKE pattern past 50,000 bytes.
 MAX_TERM = 400
-# The most devices held by the claims a device search matches that it lists in its query (see
-# ``DeviceFilter.search``); within SQLite's oldest bound on a query's parameters (999).
-HELD_LISTED = 500
 
 
 class TextFilter(django_filters.CharFilter):
@@ -123,31 +120,19 @@ class DeviceFilter(django_filters.FilterSet):
     # at 5,000 nodes.
     def search(self, qs, name, value):
         value = value.strip()
-        matched = (
+        # IN (subquery) under the OR: hashed once, where EXISTS would run once per device.
+        reserved = Reservation.objects.filter(Q(name__icontains=value) | Q(uid__iexact=value)).values("claim_id")
+        claims = ResourceClaim.objects.filter(
+            Q(name__icontains=value) | Q(namespace__icontains=value) | Q(pk__in=reserved)).values("pk")
+        held = AllocationResult.objects.filter(claim_id__in=claims, device__isnull=False).values("device_id")
+        return qs.filter(
             device_uuid_q(value)
             | Q(name__icontains=value)
             | Q(node_name__icontains=value)
             | Q(metrics_pod__icontains=value)
             | Q(profile__icontains=value)
+            | Q(pk__in=held)
         )
-        reserved = Reservation.objects.filter(Q(name__icontains=value) | Q(uid__iexact=value)).values("claim_id")
-        named = Q(name__icontains=value) | Q(namespace__icontains=value)
-
-        def held(claims):
-            return AllocationResult.objects.filter(claim_id__in=claims, device__isnull=False).values_list("device_id", flat=True)
-
-        # The devices the matching claims hold, read first (claims and reservations joined by
-        # UNION, each arm a plain OR of column lookups that indexes can serve; SQLite refuses
-        # an ORDER BY inside a UNION). Listed, ``id IN (1, 2)``, when few: beside the column
-        # lookups it lets PostgreSQL combine indexes (with pg_trgm ones on the searched columns
-        # a UUID part read tens of devices, not 192,000: 1.2 s -> 0.1 s a page), where an OR
-        # with an IN (subquery) arm is tested row by row.
-        claims = ResourceClaim.objects.filter(named).order_by().values("pk").union(reserved.order_by())
-        ids = list(held(claims)[: HELD_LISTED + 1])
-        if len(ids) <= HELD_LISTED:
-            return qs.filter(matched | Q(pk__in=ids))
-        # Many (a namespace's): one subquery, hashed in a (parallel) scan of every device.
-        return qs.filter(matched | Q(pk__in=held(ResourceClaim.objects.filter(named | Q(pk__in=reserved)).values("pk"))))
 
     def by_allocated(self, qs, name, value):
         if value is None:

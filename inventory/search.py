@@ -9,8 +9,8 @@ untrusted and the term is user text):
 - Device: ``uuid`` or ``parent_uuid`` (``device_uuid_q``, the UUID part of the device
   list's own ``q``), so a GPU UUID finds the GPU and its MIG instances; or its MIG
   ``profile`` (``1g.18gb``, ``3g``). Not its product: the nodes answer that (a product is
-  every GPU of a node; PostgreSQL has trigram indexes for the device columns matched here,
-  none for ``product_name``, and one more OR arm would scan every device).
+  every GPU of a node, and one more OR arm over the devices' text is one more pass over
+  every device's row).
 - ResourceClaim / Pod: ``metadata.name`` or ``metadata.namespace``; a term written
   ``namespace/name`` (as pages show them) matches that namespace exactly and the name as a
   substring. A Pod also by its ``metadata.uid`` (what ``reservedFor`` and DCGM name).

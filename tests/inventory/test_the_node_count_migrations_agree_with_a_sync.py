@@ -18,7 +18,7 @@ from tests.conftest import H100_SLICES, write_list
 
 free_step = importlib.import_module("inventory.migrations.0015_node_free_gpu_count")
 plugin_step = importlib.import_module("inventory.migrations.0016_node_plugin_gpu_count")
-mig_step = importlib.import_module("inventory.migrations.0019_node_plugin_mig_count")
+mig_step = importlib.import_module("inventory.migrations.0018_node_plugin_mig_count")
 
 
 def _counts():

@@ -22,7 +22,7 @@ def count_plugin_migs(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("inventory", "0018_search_trigram_indexes"),
+        ("inventory", "0017_cluster_source_paths_absolute"),
     ]
 
     operations = [

@@ -44,7 +44,8 @@ class YesNoField(forms.NullBooleanField):
     NullBooleanField reads a typo as "any", which would show every row as if unfiltered)."""
 
     def to_python(self, value):
-        if value not in (None, "", True, False, "true", "false", "True", "False"):
+        # 1 and 0 as NullBooleanField reads them (links and scripts use them).
+        if value not in (None, "", True, False, "true", "false", "True", "False", "1", "0"):
             raise forms.ValidationError("One of true, false (or empty: any).", code="invalid")
         return super().to_python(value)
 

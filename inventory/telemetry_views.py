@@ -40,6 +40,7 @@ from .models import (
     Pod,
     RecordedSeries,
     Reservation,
+    ResourceSlice,
     UnmatchedSeries,
 )
 from .prometheus import MetricsUnavailable
@@ -339,6 +340,7 @@ def heatmap(request, cluster_name: str):
     ctx = {"cluster": cluster, "page": page, "rows": rows, "states": [state], "legend": legend, "no_data": charts.heat_colour(None),
            # (asked only when this page has no DRA GPU: a page of a DRA cluster costs no query more)
            "no_dra": not by_node and not Device.objects.filter(cluster=cluster, driver=GPU_DRIVER).exists(),
+           "gpu_slices": lambda: ResourceSlice.objects.filter(cluster=cluster, driver=GPU_DRIVER).exists(),
            "plugin_gpus": sum((r["plugin_gpus"] or 0) + r["plugin_migs"] for r in rows)}
     return render(request, partial_template(request, "telemetry/heatmap.html", "grid"), ctx)
 

@@ -117,7 +117,10 @@ def device_list(request):
     # cluster publishes no DRA device at all (its GPUs, if any, on the device plugin).
     chosen = f.form.cleaned_data.get("cluster") if f.is_bound and f.is_valid() else None
     if chosen is not None and not devices and not Device.objects.filter(cluster=chosen).exists():
-        ctx["no_dra"] = {"cluster": chosen, "plugin_gpus": Node.objects.filter(cluster=chosen).aggregate(n=Sum("plugin_gpu_count"))["n"] or 0}
+        plugin = Node.objects.filter(cluster=chosen).aggregate(gpus=Sum("plugin_gpu_count"), migs=Sum("plugin_mig_count"))
+        ctx["no_dra"] = {"cluster": chosen, "plugin_gpus": plugin["gpus"] or 0, "plugin_migs": plugin["migs"] or 0,
+                         # slices that list no device: a driver running with an empty pool
+                         "slices": ResourceSlice.objects.filter(cluster=chosen).exists()}
     return render(request, partial_template(request, "inventory/device_list.html", "table"), ctx)
 
 

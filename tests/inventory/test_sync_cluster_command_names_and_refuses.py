@@ -84,3 +84,19 @@ def test_a_relative_path_that_is_gone_says_where_it_was_read_from(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     run = run_sync(cluster)
     assert run.status == "failed" and f"relative path, read from {tmp_path}" in run.error
+
+
+def test_a_kubeconfig_cluster_stored_with_its_path_as_typed_is_still_its_own_source(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from inventory.management.commands.sync_cluster import _other_source
+    from inventory.models import SourceKind
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    # Stored by a release that kept the path as typed; the command now gives it absolute.
+    cluster = Cluster.objects.create(name="ctx1", source_kind=SourceKind.KUBECONFIG,
+                                     kubeconfig_path="~/.kube/config", kube_context="ctx1")
+    given = {"kubeconfig_path": str(Path("~/.kube/config").expanduser().absolute()), "kube_context": "ctx1"}
+    assert not _other_source(cluster, SourceKind.KUBECONFIG, given)
+    assert _other_source(cluster, SourceKind.KUBECONFIG, {**given, "kube_context": "ctx2"})
+    assert _other_source(cluster, SourceKind.KUBECONFIG, {**given, "kubeconfig_path": str(tmp_path / "other")})

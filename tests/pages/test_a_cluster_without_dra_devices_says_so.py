@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from inventory.models import Device, Node
-from tests.conftest import H100_SLICES, write_list
+from tests.conftest import CASES, H100_SLICES, write_list
 
 pytestmark = pytest.mark.django_db
 PLAN = reverse("migration:plan") + "?cluster=legacy-dp"
@@ -40,7 +40,9 @@ def test_the_cluster_overview_says_its_gpus_are_on_the_device_plugin(client_in, 
     assert "Only gpu.nvidia.com publishes devices here" not in html
     text = _text(html)
     assert "No driver publishes DRA devices here" in text
-    assert f"the {sum(legacy.values())} GPUs here are on the device plugin (nvidia.com/gpu), not DRA" in text
+    migs = sum(n.plugin_mig_count for n in Node.objects.all())  # gpu-node-03: MIG's mixed strategy
+    assert (f"the {sum(legacy.values())} GPUs and {migs} MIG instances here are on the device plugin"
+            " (nvidia.com/gpu, nvidia.com/mig-*), not DRA") in text
     assert PLAN in html
 
 
@@ -80,7 +82,37 @@ def test_the_device_list_of_the_cluster_says_why_it_is_empty(client_in, legacy):
     resp = client_in.get(reverse("inventory:devices"), {"cluster": "legacy-dp"})
     assert resp.context["table"].page.paginator.count == 0
     text = _text(resp.content.decode())
-    assert f"legacy-dp publishes no DRA devices (no ResourceSlice). Its {sum(legacy.values())} GPUs are on the device plugin" in text
+    migs = sum(n.plugin_mig_count for n in Node.objects.all())
+    assert (f"legacy-dp publishes no DRA devices (no ResourceSlice). Its {sum(legacy.values())} GPUs and {migs} MIG"
+            " instances are on the device plugin") in text
     assert PLAN in resp.content.decode()
     # A search that matches nothing in a cluster that does publish devices gets no such note.
     assert "publishes no DRA devices" not in client_in.get(reverse("inventory:devices"), {"q": "nothing-like-this"}).content.decode()
+
+
+def test_a_cluster_whose_slices_list_no_device_is_an_empty_pool_not_a_missing_slice(client_in, sync_snapshot):
+    from inventory.models import ResourceSlice
+
+    sync_snapshot(CASES / "empty-slice-non-mig-capable-gpu" / "snapshot", "empty")
+    assert ResourceSlice.objects.filter(cluster__name="empty").exists() and not Device.objects.exists()
+    devices = _text(client_in.get(reverse("inventory:devices"), {"cluster": "empty"}).content.decode())
+    heatmap = _text(client_in.get(reverse("inventory:telemetry-heatmap", args=["empty"])).content.decode())
+    overview = _text(client_in.get(reverse("inventory:cluster", args=["empty"])).content.decode())
+    assert "empty publishes no DRA devices (its ResourceSlices list no device: an empty pool" in devices
+    assert "its gpu.nvidia.com ResourceSlices list no device: an empty pool" in heatmap
+    for text in (devices, heatmap, overview):
+        assert "no ResourceSlice" not in text
+
+
+def test_device_plugin_mig_instances_alone_are_named_too(client_in, sync_snapshot, tmp_path):
+    # legacy-dp's gpu-node-03 alone: MIG's mixed strategy, nvidia.com/mig-1g.18gb and no nvidia.com/gpu.
+    docs = yaml.safe_load_all((settings.BASE_DIR / "demo" / "migration" / "legacy-dp" / "nodes-mixed.yaml").read_text())
+    mixed = [d for d in docs if d and d.get("kind") == "Node" and d["metadata"]["name"] == "gpu-node-03"]
+    sync_snapshot(write_list(tmp_path / "mixed.json", mixed), "mixed")
+    [node] = Node.objects.filter(cluster__name="mixed")
+    assert node.plugin_mig_count and not node.plugin_gpu_count
+    devices = _text(client_in.get(reverse("inventory:devices"), {"cluster": "mixed"}).content.decode())
+    overview = _text(client_in.get(reverse("inventory:cluster", args=["mixed"])).content.decode())
+    want = f"{node.plugin_mig_count} MIG instances"
+    assert f"Its {want} are on the device plugin (nvidia.com/mig-*)" in devices
+    assert f"the {want} here are on the device plugin (nvidia.com/mig-*), not DRA" in overview

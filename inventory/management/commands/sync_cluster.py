@@ -121,4 +121,10 @@ def _other_source(cluster: Cluster, kind: str, fields: dict) -> bool:
         return True
     if kind == SourceKind.SNAPSHOT:
         return Path(cluster.snapshot_path).resolve() != Path(fields["snapshot_path"]).resolve()
-    return any(getattr(cluster, k) != v for k, v in fields.items())
+    # Paths as files, not text: one stored as typed ("~/.kube/config") names the same file.
+    return (_same_file(cluster.kubeconfig_path) != _same_file(fields["kubeconfig_path"])
+            or cluster.kube_context != fields["kube_context"])
+
+
+def _same_file(path: str) -> Path:
+    return Path(path).expanduser().resolve()

@@ -8,14 +8,18 @@ snapshot gives), attestations from ``migration.models.Attestation``; the pure co
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import pickle
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from django.utils import timezone
 
+from inventory import model_codec
 from inventory.exports import load_model, stored_raw
 from inventory.model import ClusterModel
 from inventory.models import Cluster, Device, Node
@@ -64,12 +68,26 @@ def cluster_plan(cluster: Cluster, target_version: str) -> MigrationPlan:
     row = StoredPlan.objects.filter(cluster=cluster, target_version=target_version).only("plan").first()
     if row is not None:
         try:
-            plan = pickle.loads(bytes(row.plan))  # noqa: S301 - our own rows, written by store_plan
-            if isinstance(plan, MigrationPlan):
-                return plan
+            stored = pickle.loads(bytes(row.plan))  # noqa: S301 - our own rows, written by store_plan
+            # Planned by this code: a plan another release made keeps its wording and its
+            # findings until the data changed, so it is planned again instead.
+            if isinstance(stored, tuple) and len(stored) == 2 and stored[0] == planner_fingerprint() \
+                    and isinstance(stored[1], MigrationPlan):
+                return stored[1]
         except Exception:  # the planner's types changed since: plan again
             log.info("stored plan of %s for %s no longer loads; planning again", cluster.name, target_version)
     return store_plan(cluster, target_version)
+
+
+@cache
+def planner_fingerprint() -> str:
+    """SHA-256 of the planning code (this package's modules) and the parse layer's."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256(model_codec.fingerprint().encode())
+    for f in sorted(here.glob("*.py")):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def store_plan(cluster: Cluster, target_version: str, now: datetime | None = None,
@@ -77,7 +95,8 @@ def store_plan(cluster: Cluster, target_version: str, now: datetime | None = Non
     plan = plan_from_model(cluster, target_version, model)
     StoredPlan.objects.update_or_create(
         cluster=cluster, target_version=target_version,
-        defaults={"plan": pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL), "planned_at": now or timezone.now()},
+        defaults={"plan": pickle.dumps((planner_fingerprint(), plan), protocol=pickle.HIGHEST_PROTOCOL),
+                  "planned_at": now or timezone.now()},
     )
     return plan
 

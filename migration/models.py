@@ -127,8 +127,9 @@ class StoredPlan(models.Model):
     large one), so a page must not replan per request: the sync that changed any kind the
     planner reads (``migration.apps.PLAN_KINDS``) drops these rows and stores the default
     target's plan in the same transaction; other targets are planned on first request. ``plan``
-    is the pickled ``migration.planner.MigrationPlan`` (our own rows, never cluster bytes); a
-    row that no longer unpickles (the planner's types changed) is planned again.
+    is the pickled (planning code's fingerprint, ``migration.planner.MigrationPlan``) (our own
+    rows, never cluster bytes); a row another release's planner made, or that no longer
+    unpickles, is planned again on request.
     """
 
     cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="stored_plans")

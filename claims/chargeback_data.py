@@ -30,7 +30,6 @@ from django.utils import timezone
 
 from inventory.bulk import insert_rows
 from inventory.dcgm import utilization_percent
-from inventory.kube import parse_time
 from inventory.models import AllocationResult, ClaimState, Cluster, Device, DeviceType, ResourceClaim, SourceKind
 from inventory.records import parse_object
 from inventory.snapshot import latest_credible
@@ -52,11 +51,7 @@ _CONSUMED = "consumedCapacity"
 def ledger_now(cluster: Cluster, model: Any = None) -> datetime:
     """The time a sync's sighting is recorded at: the clock for a live cluster; for a
     snapshot its newest timestamp (as the diagnosis does), else the clock."""
-    if cluster.source_kind == SourceKind.SNAPSHOT and model is not None:
-        when = parse_time(model.newest_timestamp())
-        if when is not None:
-            return when
-    return timezone.now()
+    return cluster.snapshot_moment(model) or timezone.now()
 
 
 #: Values per ``__in`` filter (SQLite's bound-parameter limit is far above it).

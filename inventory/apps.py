@@ -28,21 +28,12 @@ class InventoryConfig(AppConfig):
         if read.prom:
             from .telemetry import store_scrapes
 
-            stored = store_scrapes(cluster, read.prom, observed_at=_snapshot_moment(cluster, read))
+            # A scrape file carries no time of its own: dated at the sync, one taken with a
+            # months-old snapshot would read as fresh, and a claim allocated at the snapshot's
+            # moment as held until today. (Scrapes come with snapshots alone.)
+            model_of = getattr(read, "model", None)
+            moment = cluster.snapshot_moment(model_of()) if model_of is not None else None
+            stored = store_scrapes(cluster, read.prom, observed_at=moment)
             if stored.get("skipped_lines"):  # counted on the run (counts["skipped"])
                 read.skipped["malformed scrape lines"] = stored["skipped_lines"]
 
-
-def _snapshot_moment(cluster, read):
-    """When a snapshot was taken, as the diagnosis and the ledger read it (its newest object
-    timestamp); None (the sync's time) for a live cluster or a snapshot without any time. A
-    scrape file carries no time of its own: dated at the sync, a scrape taken with a months-old
-    snapshot would read as fresh, and a claim allocated at the snapshot's moment as held
-    until today."""
-    from .kube import parse_time
-    from .models import SourceKind
-
-    model_of = getattr(read, "model", None)
-    if cluster.source_kind != SourceKind.SNAPSHOT or model_of is None:
-        return None
-    return parse_time(model_of().newest_timestamp())

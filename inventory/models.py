@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from . import parse
 from .fields import ClusterTextField, JSONTextField
-from .kube import has_gpu_labels
+from .kube import has_gpu_labels, parse_time
 from .normalize import normalize
 
 
@@ -82,6 +82,14 @@ class Cluster(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("inventory:cluster", args=[self.name])
+
+    def snapshot_moment(self, model):
+        """When a snapshot cluster's objects were taken: the newest timestamp they hold
+        (``model``: its ``inventory.model.ClusterModel``), the clock its diagnosis and ledger
+        read; None for a live cluster, or a snapshot without any time."""
+        if self.source_kind != SourceKind.SNAPSHOT or model is None:
+            return None
+        return parse_time(model.newest_timestamp())
 
     def stored_data_changed_at(self):
         """``data_changed_at`` as stored now (another process's sync may have moved it since

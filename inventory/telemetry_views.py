@@ -64,17 +64,21 @@ LIST_LIMIT = 500
 IDLE_DEFAULT_WINDOW = "24h"
 
 
+def _parse_end(raw: str) -> datetime | None:
+    """``?end=`` text as an aware datetime (naive = UTC; a ``+`` offset that a URL turned into
+    a space read back), None when it is no ISO 8601 time."""
+    try:
+        t = datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "+"))
+    except ValueError:
+        return None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
 def _end(request, default: datetime | None = None) -> datetime:
-    """``?end=`` as an aware datetime (naive = UTC), else ``default``, else now. Bad values
-    fall back the same way."""
+    """``?end=`` as an aware datetime, else ``default``, else now. Bad values fall back the
+    same way."""
     raw = request.GET.get("end", "")
-    if raw:
-        try:
-            t = datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "+"))
-        except ValueError:
-            return default or timezone.now()
-        return t if t.tzinfo else t.replace(tzinfo=UTC)
-    return default or timezone.now()
+    return (_parse_end(raw) if raw else None) or default or timezone.now()
 
 
 def _chart_end(request, cluster: Cluster) -> datetime:
@@ -102,11 +106,9 @@ class IdleForm(forms.Form):
         raw = self.cleaned_data["end"]
         if not raw:
             return None
-        try:
-            t = datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "+"))
-        except ValueError:
-            raise forms.ValidationError("not an ISO 8601 time") from None
-        return t if t.tzinfo else t.replace(tzinfo=UTC)
+        if (t := _parse_end(raw)) is None:
+            raise forms.ValidationError("not an ISO 8601 time")
+        return t
 
     def refused(self) -> list[str]:
         """Each invalid parameter with the value given and why, e.g. ``threshold=nan: Enter a number.``"""

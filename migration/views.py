@@ -267,6 +267,15 @@ def _target(request) -> tuple[str, str]:
     return TARGETS[0], f"Target Kubernetes {value!r} is not one we plan for: one of {', '.join(TARGETS)}."
 
 
+def _bundle_plan(request, cluster: Cluster) -> p.MigrationPlan | HttpResponse:
+    """The plan a bundle download is cut from, or the 400 for a ``?target=`` we do not plan
+    for: a bundle for another version than the link's would be applied as if it were its."""
+    target, error = _target(request)
+    if error:
+        return listexport.refusal({"target": [error]})
+    return cluster_plan(cluster, target)
+
+
 def _plan_rows(plan: p.MigrationPlan) -> list[dict[str, Any]]:
     by_ref = {wp.workload.ref: wp for wp in plan.workload_plans}
     rows = []
@@ -347,10 +356,9 @@ def _yaml_response(text: str, filename: str) -> HttpResponse:
 def bundle(request, cluster_name: str, namespace: str):
     """One namespace's bundle: ResourceClaimTemplates, then the patched workloads."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
-    target, error = _target(request)
-    if error:  # a bundle for another version than the link's would be applied as if it were its
-        return listexport.refusal({"target": [error]})
-    result = cluster_plan(cluster, target)
+    result = _bundle_plan(request, cluster)
+    if isinstance(result, HttpResponse):
+        return result
     text = _find_bundle(result.stopgap_bundles if request.GET.get("stopgap") else result.bundles, namespace)
     if text is None:
         raise Http404("no bundle for this namespace")
@@ -364,10 +372,9 @@ _YAML_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # no line break 
 def bundle_all(request, cluster_name: str):
     """Every namespace's bundle as one multi-document YAML file (``kubectl apply -f`` ready)."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
-    target, error = _target(request)
-    if error:  # a bundle for another version than the link's would be applied as if it were its
-        return listexport.refusal({"target": [error]})
-    result = cluster_plan(cluster, target)
+    result = _bundle_plan(request, cluster)
+    if isinstance(result, HttpResponse):
+        return result
     text = "".join(t if t.endswith("\n") else t + "\n" for t in result.bundles.values())
     if not text:  # an empty file would read as "nothing to do", not as "nothing could be translated"
         errors = len(result.errors)
@@ -379,10 +386,9 @@ def bundle_all(request, cluster_name: str):
 def bundle_zip(request, cluster_name: str):
     """A zip: ``<namespace>.yaml`` per namespace, ``stopgap/``, ``summary.json``, ``summary.txt``."""
     cluster = get_object_or_404(Cluster, name=cluster_name)
-    target, error = _target(request)
-    if error:  # a bundle for another version than the link's would be applied as if it were its
-        return listexport.refusal({"target": [error]})
-    result = cluster_plan(cluster, target)
+    result = _bundle_plan(request, cluster)
+    if isinstance(result, HttpResponse):
+        return result
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for ns, text in result.bundles.items():
